@@ -1,0 +1,33 @@
+"""The project's exception types.
+
+Code below the CLI raises these; only `drill.cli` turns them into a one-line
+`Error: ...` and a non-zero exit. Messages are written for the user to act on.
+"""
+
+
+class KvdrillError(Exception):
+    """Base class: anything the CLI reports as a one-line error."""
+
+
+class ConfigError(KvdrillError):
+    """A model shape, preset, config.json or dtype that cannot be used."""
+
+
+class ExprError(KvdrillError):
+    """An arithmetic expression that is malformed, unsafe or too costly."""
+
+
+class AnswerError(KvdrillError):
+    """A user's answer that cannot be read."""
+
+
+class BankError(KvdrillError):
+    """A question bank file that cannot be loaded; the message names file:line."""
+
+
+class StoreError(KvdrillError):
+    """A database that cannot be opened or used."""
+
+
+class EngineError(KvdrillError):
+    """An engine_check run that cannot be performed (no torch, bad device...)."""

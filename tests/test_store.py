@@ -1,0 +1,40 @@
+import sqlite3
+
+import pytest
+
+from drill.errors import StoreError
+from drill.store import SCHEMA_VERSION, open_db
+
+
+def test_new_database_has_tables_wal_and_version(tmp_path):
+    db = open_db(tmp_path / "k.db")
+    assert {"cards", "reviews", "sessions", "engine_runs"} <= set(db.table_names())
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_reopening_applies_nothing_twice(tmp_path):
+    open_db(tmp_path / "k.db").conn.close()
+    db = open_db(tmp_path / "k.db")
+    names = [r["name"] for r in db.query("select name from _sqlite_migrations")]
+    assert names == ["m001_initial"]
+
+
+def test_corrupt_file_is_refused_untouched(tmp_path):
+    path = tmp_path / "k.db"
+    garbage = b"this is not a database\n" * 100
+    path.write_bytes(garbage)
+    with pytest.raises(StoreError, match="not a kvdrill database"):
+        open_db(path)
+    assert path.read_bytes() == garbage
+
+
+def test_newer_schema_is_refused_untouched(tmp_path):
+    path = tmp_path / "k.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="newer kvdrill"):
+        open_db(path)
+    assert path.read_bytes() == before
