@@ -1,0 +1,107 @@
+"""Spaced repetition: a thin wrapper over the `fsrs` package (FSRS-6).
+
+The algorithm is fsrs's; this module only maps between fsrs.Card and the
+`cards` table row, counts reps and lapses (fsrs does not), and replays a
+review history. Every function takes `now` (a UTC-aware datetime) instead of
+reading the clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from fsrs import Card, Rating, Scheduler, State
+
+DEFAULT_RETENTION = 0.9
+
+
+def make_scheduler(desired_retention: float = DEFAULT_RETENTION, *, fuzz: bool = True) -> Scheduler:
+    if not 0.7 <= desired_retention <= 0.99:
+        raise ValueError("desired retention must be between 0.70 and 0.99")
+    return Scheduler(desired_retention=desired_retention, enable_fuzzing=fuzz)
+
+
+def iso(dt: datetime) -> str:
+    """The one text form of a time in the database: ISO-8601 in UTC, microseconds."""
+    if dt.tzinfo is None:
+        raise ValueError("naive datetime: pass UTC-aware times")
+    return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def parse_iso(text: str) -> datetime:
+    dt = datetime.fromisoformat(text)
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def new_card_row(question_id: str, now: datetime) -> dict[str, Any]:
+    """The row of a card never reviewed: due now, in learning."""
+    return {
+        "question_id": question_id,
+        "state": int(State.Learning),
+        "step": 0,
+        "stability": None,
+        "difficulty": None,
+        "due": iso(now),
+        "last_review": None,
+        "reps": 0,
+        "lapses": 0,
+    }
+
+
+def row_to_card(row: Mapping[str, Any]) -> Card:
+    return Card(
+        card_id=0,
+        state=State(row["state"]),
+        step=row["step"],
+        stability=row["stability"],
+        difficulty=row["difficulty"],
+        due=parse_iso(row["due"]),
+        last_review=parse_iso(row["last_review"]) if row["last_review"] else None,
+    )
+
+
+def review_row(
+    scheduler: Scheduler, row: Mapping[str, Any], rating: int, now: datetime
+) -> dict[str, Any]:
+    """Apply one rating (1 again .. 4 easy) at `now`; return the new card row."""
+    card = row_to_card(row)
+    was_review = card.state == State.Review
+    card, _log = scheduler.review_card(card, Rating(rating), now)
+    return {
+        "question_id": row["question_id"],
+        "state": int(card.state),
+        "step": card.step,
+        "stability": card.stability,
+        "difficulty": card.difficulty,
+        "due": iso(card.due),
+        "last_review": iso(card.last_review) if card.last_review else None,
+        "reps": row["reps"] + 1,
+        "lapses": row["lapses"] + (1 if was_review and rating == int(Rating.Again) else 0),
+    }
+
+
+def retrievability(scheduler: Scheduler, row: Mapping[str, Any], now: datetime) -> float:
+    """Probability of recall now (0 for a card never reviewed)."""
+    if not row["last_review"]:
+        return 0.0
+    return float(scheduler.get_card_retrievability(row_to_card(row), now))
+
+
+def replay(
+    scheduler: Scheduler, reviews: Iterable[Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Rebuild card rows from reviews given in time order (cram reviews skipped).
+
+    Each review needs question_id, reviewed_at (ISO text), rating and cram.
+    """
+    cards: dict[str, dict[str, Any]] = {}
+    for review in reviews:
+        if review.get("cram"):
+            continue
+        at = parse_iso(review["reviewed_at"])
+        qid = review["question_id"]
+        row = cards.get(qid) or new_card_row(qid, at)
+        cards[qid] = review_row(scheduler, row, int(review["rating"]), at)
+    return cards
