@@ -23,9 +23,17 @@ Expressions (`answer`, `derived`, misconception `expr`) are evaluated by
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
 NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
@@ -74,7 +82,7 @@ class RangeParam(_Model):
 class ChoiceParam(_Model):
     """One value drawn from `choices` (numbers, or strings for display-only params)."""
 
-    choices: list[Union[int, float, str]] = Field(min_length=1)
+    choices: list[int | float | str] = Field(min_length=1)
 
 
 class PresetParam(_Model):
@@ -88,7 +96,36 @@ class PresetParam(_Model):
     preset: list[str] = Field(min_length=1)
 
 
-Param = Union[RangeParam, ChoiceParam, PresetParam]
+def _param_kind(value: object) -> str | None:
+    """Which kind of param a mapping is, from the key that defines it.
+
+    Choosing by key (rather than trying each model in turn) means a typo in a
+    param is reported once, against the model the author meant.
+    """
+    if isinstance(value, dict):
+        for key, tag in (
+            ("range", "RangeParam"),
+            ("choices", "ChoiceParam"),
+            ("preset", "PresetParam"),
+        ):
+            if key in value:
+                return tag
+        return None
+    return (
+        type(value).__name__ if isinstance(value, (RangeParam, ChoiceParam, PresetParam)) else None
+    )
+
+
+Param = Annotated[
+    Annotated[RangeParam, Tag("RangeParam")]
+    | Annotated[ChoiceParam, Tag("ChoiceParam")]
+    | Annotated[PresetParam, Tag("PresetParam")],
+    Discriminator(
+        _param_kind,
+        custom_error_type="param_kind",
+        custom_error_message="a param needs one of the keys range, choices or preset",
+    ),
+]
 
 
 class Tolerance(_Model):
@@ -182,7 +219,7 @@ class OrderQuestion(_Question):
 
 
 Question = Annotated[
-    Union[NumericQuestion, ConceptQuestion, ChoiceQuestion, OrderQuestion],
+    NumericQuestion | ConceptQuestion | ChoiceQuestion | OrderQuestion,
     Field(discriminator="kind"),
 ]
 
@@ -191,5 +228,3 @@ class DeckFile(_Model):
     deck: Annotated[str, Field(pattern=ID_PATTERN)]
     description: str | None = None
     questions: list[Question] = Field(min_length=1)
-
-
