@@ -1,0 +1,506 @@
+"""Find, read and validate question banks.
+
+A bank is every deck file of the built-in deck (`question_bank/*.yaml`, less
+the misconception catalogue) plus the user's own files or folders. Each file is
+parsed with a SafeLoader that remembers the line of every mapping, key and
+list item, so that each problem is reported as ``file:line: question-id:
+message``. Questions are validated one at a time, so one bad question does not
+hide the problems of the next.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from drill.errors import BankError
+
+CATALOGUE_NAME = "misconceptions.yaml"
+BANK_SUFFIXES = (".yaml", ".yml")
+DECK_KEYS = ("deck", "description", "questions")
+
+
+# --------------------------------------------------------------------------- problems
+
+
+@dataclass(frozen=True)
+class LintError:
+    """One problem in a bank file, at a line, possibly inside one question."""
+
+    path: str
+    line: int
+    question_id: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}: "
+        who = f"{self.question_id}: " if self.question_id else ""
+        return f"{where}{who}{self.message}"
+
+
+# --------------------------------------------------------------------------- YAML with lines
+
+
+class LocatedMap(dict):
+    """A YAML mapping that knows its own line and the line of each key (1-based)."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class LocatedList(list):
+    """A YAML sequence that knows its own line and the line of each item (1-based)."""
+
+    line: int = 0
+    item_lines: list[int]
+
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """yaml's safe loader (no Python tags), recording where things are."""
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _check_duplicate_keys(node: yaml.MappingNode) -> None:
+    seen: dict[str, int] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+            continue
+        line = key_node.start_mark.line + 1
+        if key_node.value in seen:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"duplicate key '{key_node.value}' (first at line {seen[key_node.value]})",
+                key_node.start_mark,
+            )
+        seen[key_node.value] = line
+
+
+def _construct_map(loader: LineLoader, node: yaml.MappingNode):
+    data = LocatedMap()
+    data.line = node.start_mark.line + 1
+    data.key_lines = {}
+    yield data
+    _check_duplicate_keys(node)
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=False)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping key must be a plain value", key_node.start_mark
+            ) from None
+        data[key] = loader.construct_object(value_node, deep=False)
+        data.key_lines[key] = key_node.start_mark.line + 1
+
+
+def _construct_seq(loader: LineLoader, node: yaml.SequenceNode):
+    data = LocatedList()
+    data.line = node.start_mark.line + 1
+    data.item_lines = [child.start_mark.line + 1 for child in node.value]
+    yield data
+    data.extend(loader.construct_object(child, deep=False) for child in node.value)
+
+
+LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+def _yaml_problem(path: str, exc: yaml.YAMLError, last_line: int) -> LintError:
+    problem_mark = getattr(exc, "problem_mark", None)
+    context_mark = getattr(exc, "context_mark", None)
+    mark = problem_mark or context_mark
+    # a problem noticed at the end of the file is reported on its last line
+    line = min(mark.line + 1, last_line) if mark is not None else 1
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    marker = "could not determine a constructor for the tag "
+    if problem.startswith(marker):
+        tag = problem[len(marker) :].strip("'").replace("tag:yaml.org,2002:", "!!")
+        return LintError(
+            path, line, None, f"YAML tag {tag} is not allowed; bank files hold plain data only"
+        )
+    context = getattr(exc, "context", None)
+    detail = problem
+    if context and context_mark is not None and context_mark.line + 1 != line:
+        detail += f" ({context} at line {context_mark.line + 1})"
+    elif context:
+        detail += f" ({context})"
+    return LintError(path, line, None, f"YAML syntax error: {detail}")
+
+
+# --------------------------------------------------------------------------- locating fields
+
+
+def _child(data: Any, key: Any) -> tuple[bool, Any, int | None]:
+    """Step from `data` into `key`: (found, child, line of the child)."""
+    if isinstance(data, dict) and not isinstance(key, int) and key in data:
+        lines = getattr(data, "key_lines", {})
+        return True, data[key], lines.get(key)
+    if isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+        lines = getattr(data, "item_lines", [])
+        return True, data[key], lines[key] if key < len(lines) else None
+    return False, None, None
+
+
+def locate(data: Any, loc: Sequence[Any]) -> tuple[int, str]:
+    """The line and dotted field name that a pydantic `loc` points at in `data`.
+
+    Elements that are not keys of the data (union tags such as `numeric` or
+    `RangeParam`) are skipped; the line is that of the deepest element found.
+    """
+    line = getattr(data, "line", 1)
+    parts: list[str] = []
+    for key in loc:
+        found, child, child_line = _child(data, key)
+        if not found:
+            continue
+        parts.append(f"[{key}]" if isinstance(key, int) else f".{key}" if parts else str(key))
+        if child_line is not None:
+            line = child_line
+        data = child
+    return line, "".join(parts)
+
+
+def field_line(data: Any, *path: Any) -> int:
+    """The line of the field at `path` inside a located mapping (its own line if absent)."""
+    return locate(data, path)[0]
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@cache
+def _question_adapter():
+    from pydantic import TypeAdapter
+
+    from drill.schema import Question
+
+    return TypeAdapter(Question)
+
+
+def _question_fields(kind: Any) -> list[str]:
+    from drill import schema
+
+    models = {
+        "numeric": schema.NumericQuestion,
+        "concept": schema.ConceptQuestion,
+        "choice": schema.ChoiceQuestion,
+        "order": schema.OrderQuestion,
+    }
+    model = models.get(kind) if isinstance(kind, str) else None
+    return list(model.model_fields) if model else []
+
+
+def _describe(error: dict[str, Any], raw: Any) -> tuple[int, str]:
+    """(line, message) for one pydantic error on the question mapping `raw`."""
+    loc = error.get("loc", ())
+    line, name = locate(raw, loc)
+    kind = error.get("type")
+    msg = str(error.get("msg", "invalid"))
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if kind == "extra_forbidden":
+        key = loc[-1] if loc else "?"
+        message = f"unknown field '{name}'"
+        if len(loc) >= 1 and name == str(key):
+            close = difflib.get_close_matches(str(key), _question_fields(raw.get("kind")), n=1)
+            if close:
+                message += f" (did you mean '{close[0]}'?)"
+        return line, message
+    if kind == "missing":
+        missing = loc[-1] if loc else "?"
+        parent, _ = locate(raw, loc[:-1])
+        prefix = f"{name}." if name else ""
+        return parent, f"missing field '{prefix}{missing}'"
+    if kind == "union_tag_not_found":
+        return line, "missing field 'kind' (numeric, concept, choice or order)"
+    if kind == "union_tag_invalid":
+        line = field_line(raw, "kind")
+        return line, f"kind '{raw.get('kind')}' is not one of numeric, concept, choice, order"
+    return line, f"{name}: {msg}" if name else msg
+
+
+def _validate_question(path: str, raw: Any, index: int, item_line: int):
+    """(Question or None, problems) for one raw question mapping."""
+    from pydantic import ValidationError
+
+    qid = raw.get("id") if isinstance(raw, dict) else None
+    label = qid if isinstance(qid, str) and qid else f"question #{index + 1}"
+    if not isinstance(raw, dict):
+        return None, [LintError(path, item_line, label, "a question must be a mapping")]
+    try:
+        return _question_adapter().validate_python(raw), []
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False):
+            line, message = _describe(error, raw)
+            problems.append(LintError(path, line, label, message))
+        return None, sorted(problems, key=lambda p: p.line)
+
+
+# --------------------------------------------------------------------------- one file
+
+
+@dataclass(frozen=True)
+class LoadedQuestion:
+    question: Any  # a drill.schema Question
+    line: int
+    raw: LocatedMap
+
+
+@dataclass(frozen=True)
+class DeckInfo:
+    name: str
+    path: Path
+    description: str | None
+    question_ids: tuple[str, ...]
+
+
+def read_deck_file(path: Path) -> tuple[DeckInfo | None, list[LoadedQuestion], list[LintError]]:
+    """Read and validate one deck file; problems are returned, not raised."""
+    shown = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [], [LintError(shown, 1, None, f"not UTF-8 text (byte {exc.start})")]
+    except OSError as exc:
+        return None, [], [LintError(shown, 1, None, f"cannot read: {exc.strerror}")]
+    try:
+        data = yaml.load(text, Loader=LineLoader)  # noqa: S506 - LineLoader is a SafeLoader
+    except yaml.YAMLError as exc:
+        return None, [], [_yaml_problem(shown, exc, max(1, len(text.splitlines())))]
+    return _read_deck(path, data)
+
+
+def _read_deck(path: Path, data: Any):
+    import re
+
+    from drill.schema import ID_PATTERN
+
+    shown = str(path)
+    problems: list[LintError] = []
+    if not isinstance(data, dict):
+        line = getattr(data, "line", 1)
+        what = "empty" if data is None else "not a mapping"
+        message = f"bank file is {what}; expected the keys deck and questions"
+        return None, [], [LintError(shown, line, None, message)]
+    for key in data:
+        if key not in DECK_KEYS:
+            message = f"unknown top-level key '{key}' (expected deck, description, questions)"
+            problems.append(LintError(shown, data.key_lines[key], None, message))
+    deck = data.get("deck")
+    if deck is None:
+        problems.append(LintError(shown, data.line, None, "missing key 'deck' (the deck's name)"))
+    elif not isinstance(deck, str) or not re.match(ID_PATTERN, deck):
+        message = f"deck name {deck!r} must be a lowercase slug like kv-basics"
+        problems.append(LintError(shown, data.key_lines["deck"], None, message))
+    description = data.get("description")
+    if description is not None and not isinstance(description, str):
+        problems.append(
+            LintError(shown, data.key_lines["description"], None, "description must be text")
+        )
+    questions = data.get("questions")
+    if not isinstance(questions, list) or not questions:
+        line = data.key_lines.get("questions", data.line)
+        message = "missing key 'questions'" if questions is None else "questions must be a list"
+        if isinstance(questions, list):
+            message = "questions is empty"
+        problems.append(LintError(shown, line, None, message))
+        questions = []
+    loaded: list[LoadedQuestion] = []
+    item_lines = getattr(questions, "item_lines", [])
+    for index, raw in enumerate(questions):
+        item_line = item_lines[index] if index < len(item_lines) else data.line
+        question, found = _validate_question(shown, raw, index, item_line)
+        problems.extend(found)
+        if question is not None:
+            loaded.append(LoadedQuestion(question, raw.line, raw))
+    name = deck if isinstance(deck, str) else path.stem
+    info = DeckInfo(
+        name=name,
+        path=path,
+        description=description if isinstance(description, str) else None,
+        question_ids=tuple(item.question.id for item in loaded),
+    )
+    return info, loaded, problems
+
+
+# --------------------------------------------------------------------------- finding files
+
+
+def builtin_bank_files(bank_dir: Path | None = None) -> list[Path]:
+    """The built-in deck files, by name; the misconception catalogue is not a deck."""
+    if bank_dir is None:
+        from question_bank import BANK_DIR
+
+        bank_dir = BANK_DIR
+    return sorted(p for p in bank_dir.glob("*.yaml") if p.name != CATALOGUE_NAME)
+
+
+def _is_catalogue(path: Path) -> bool:
+    from question_bank import BANK_DIR
+
+    return path.name == CATALOGUE_NAME and path.resolve().parent == BANK_DIR
+
+
+def expand_bank_paths(paths: Iterable[Path]) -> list[Path]:
+    """Files as given and folders searched recursively for *.yaml / *.yml.
+
+    Each file appears once, in the order given (a folder's files sorted by path).
+    """
+    files: list[Path] = []
+    seen: set[Path] = set()
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix in BANK_SUFFIXES and p.is_file())
+            found = [p for p in found if not _is_catalogue(p)]
+        elif path.is_file():
+            found = [path]
+        else:
+            raise BankError(f"{path}: no such bank file or folder")
+        for file in found:
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                files.append(file)
+    return files
+
+
+def default_bank_paths(extra: Iterable[Path] = ()) -> list[Path]:
+    """The built-in deck, then `KVDRILL_BANK`, then `extra` (e.g. each --bank)."""
+    from drill.paths import bank_paths_from_env
+
+    return [*builtin_bank_files(), *bank_paths_from_env(), *map(Path, extra)]
+
+
+# --------------------------------------------------------------------------- the bank
+
+
+@dataclass(frozen=True)
+class QuestionSource:
+    path: Path
+    line: int
+    deck: str
+    raw: LocatedMap  # the question as read, for finding a field's line
+
+
+class Bank:
+    """Validated questions by id, in file order, with where each came from."""
+
+    def __init__(
+        self, decks: Sequence[DeckInfo], loaded: Sequence[tuple[DeckInfo, LoadedQuestion]]
+    ):
+        self.decks: tuple[DeckInfo, ...] = tuple(decks)
+        self._questions: dict[str, Any] = {}
+        self._sources: dict[str, QuestionSource] = {}
+        for deck, item in loaded:
+            qid = item.question.id
+            self._questions[qid] = item.question
+            self._sources[qid] = QuestionSource(deck.path, item.line, deck.name, item.raw)
+
+    def __len__(self) -> int:
+        return len(self._questions)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._questions.values())
+
+    def __contains__(self, qid: object) -> bool:
+        return qid in self._questions
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self._questions)
+
+    @property
+    def deck_names(self) -> list[str]:
+        return [deck.name for deck in self.decks]
+
+    @property
+    def files(self) -> list[Path]:
+        return [deck.path for deck in self.decks]
+
+    def get(self, qid: str) -> Any:
+        """The question with this id; BankError suggesting close ids when there is none."""
+        try:
+            return self._questions[qid]
+        except KeyError:
+            raise BankError(unknown_id_message(qid, self.ids)) from None
+
+    def source(self, qid: str) -> QuestionSource:
+        self.get(qid)
+        return self._sources[qid]
+
+    def location(self, qid: str) -> tuple[Path, int]:
+        source = self.source(qid)
+        return source.path, source.line
+
+    def field_line(self, qid: str, *path: Any) -> int:
+        """The line of a field of a question, e.g. ("misconceptions", 1, "expr")."""
+        return field_line(self.source(qid).raw, *path)
+
+
+def unknown_id_message(qid: str, ids: Sequence[str]) -> str:
+    close = difflib.get_close_matches(qid, ids, n=3, cutoff=0.6)
+    close += [i for i in ids if qid and qid in i and i not in close][: 3 - len(close)]
+    if close:
+        return f"unknown question id '{qid}'; did you mean {', '.join(close)}?"
+    return f"unknown question id '{qid}'; `kvdrill bank list` shows them all"
+
+
+def read_bank(paths: Iterable[Path]) -> tuple[Bank, list[LintError]]:
+    """Load every deck file under `paths`, collecting problems instead of raising.
+
+    The bank holds the questions that are valid; of two questions with the same
+    id, the first wins and the second is a problem naming both places. A path
+    that does not exist raises BankError.
+    """
+    decks: list[DeckInfo] = []
+    loaded: list[tuple[DeckInfo, LoadedQuestion]] = []
+    problems: list[LintError] = []
+    first_seen: dict[str, tuple[Path, int]] = {}
+    for file in expand_bank_paths(paths):
+        deck, questions, found = read_deck_file(file)
+        problems.extend(found)
+        if deck is None:
+            continue
+        kept: list[str] = []
+        for item in questions:
+            qid = item.question.id
+            if qid in first_seen:
+                where, line = first_seen[qid]
+                message = f"duplicate id; first defined at {where}:{line}"
+                problems.append(LintError(str(file), item.line, qid, message))
+                continue
+            first_seen[qid] = (file, item.line)
+            kept.append(qid)
+            loaded.append((deck, item))
+        decks.append(DeckInfo(deck.name, deck.path, deck.description, question_ids=tuple(kept)))
+    return Bank(decks, loaded), problems
+
+
+def load_bank(paths: Iterable[Path]) -> Bank:
+    """Load the deck files under `paths`; BankError (file:line) on the first problem."""
+    bank, problems = read_bank(paths)
+    if problems:
+        more = len(problems) - 1
+        suffix = f" (and {more} more; `kvdrill bank lint` lists them)" if more else ""
+        raise BankError(f"{problems[0]}{suffix}")
+    return bank
+
+
+def load_default_bank(extra: Iterable[Path] = ()) -> Bank:
+    """The built-in deck plus `KVDRILL_BANK` plus `extra`."""
+    return load_bank(default_bank_paths(extra))
