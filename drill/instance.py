@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import math
+import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
+
+from drill.errors import BankError
+from drill.schema import (
+    ChoiceParam,
+    ChoiceQuestion,
+    ConceptQuestion,
+    NumericQuestion,
+    OrderQuestion,
+    PresetParam,
+    RangeParam,
+)
 
 Kind = Literal["numeric", "concept", "choice", "order"]
 
@@ -50,3 +66,273 @@ class Instance:
     # order: items in display (shuffled) order, and the correct order as indexes into them
     items: tuple[str, ...] = ()
     correct_order: tuple[int, ...] = ()
+
+
+# --------------------------------------------------------------------------- drawing
+
+Value = int | float | str
+
+# what a preset param `m` exposes to expressions, as m_<name>
+PRESET_FIELDS = ("layers", "kv_heads", "q_heads", "head_dim", "hidden", "dtype_bytes", "params")
+
+
+class InstanceError(BankError):
+    """A question that cannot be drawn; `field` is the path of the offending field."""
+
+    def __init__(self, question_id: str, field: tuple[str | int, ...], message: str) -> None:
+        self.question_id = question_id
+        self.field = field
+        self.detail = message
+        super().__init__(f"{question_id}: {dotted(field)}: {message}" if field else message)
+
+
+def dotted(field: tuple[str | int, ...]) -> str:
+    """("misconceptions", 1, "expr") -> "misconceptions[1].expr"."""
+    text = ""
+    for part in field:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def instance_rng(question_id: str, seed: int) -> random.Random:
+    """The RNG for one draw: the same id and seed give the same numbers everywhere."""
+    digest = hashlib.sha256(f"{question_id}:{seed}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _whole(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def range_values(param: RangeParam) -> tuple[int | float, int | float, int]:
+    """(low, step, count) of a range param; ints when low and step are whole."""
+    lo, hi = param.range
+    count = math.floor((hi - lo) / param.step + 1e-9) + 1
+    if float(lo).is_integer() and float(param.step).is_integer():
+        return int(lo), int(param.step), count
+    return lo, param.step, count
+
+
+def draw_range(param: RangeParam, rng: random.Random) -> int | float:
+    lo, step, count = range_values(param)
+    value = lo + rng.randrange(count) * step
+    # 0.1 + 3 * 0.1 is 0.4000000000000001; a drawn value should read as written
+    return value if isinstance(value, int) else _whole(round(value, 12))
+
+
+def preset_values(name: str, shape: Any) -> dict[str, Value]:
+    """The values a preset param called `name` exposes, from a kvmath.ModelShape."""
+    from drill.kvmath import dtype_bytes
+
+    values: dict[str, Value] = {name: shape.display_name}
+    for field_name in PRESET_FIELDS:
+        if field_name == "dtype_bytes":
+            raw = dtype_bytes(shape.dtype) if shape.dtype else None
+        else:
+            raw = getattr(shape, field_name, None)
+        if raw is not None:
+            values[f"{name}_{field_name}"] = _whole(raw)
+    return values
+
+
+def draw_params(
+    question: NumericQuestion, rng: random.Random, presets: Mapping[str, Any]
+) -> dict[str, Value]:
+    """One value per param, drawn in the order the params are written."""
+    values: dict[str, Value] = {}
+    for name, param in question.params.items():
+        if isinstance(param, RangeParam):
+            values[name] = draw_range(param, rng)
+        elif isinstance(param, ChoiceParam):
+            values[name] = rng.choice(param.choices)
+        else:
+            preset = rng.choice(param.preset)
+            if preset not in presets:
+                raise InstanceError(
+                    question.id, ("params", name, "preset"), f"unknown model preset '{preset}'"
+                )
+            values.update(preset_values(name, presets[preset]))
+    return values
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled(text: str) -> Any:
+    """The drill.expr.Expr for `text`, compiled once per process."""
+    from drill.expr import compile_expr
+
+    return compile_expr(text)
+
+
+def _evaluate(question_id: str, field: tuple[str | int, ...], text: str, env: Mapping) -> Any:
+    from drill.errors import ExprError
+
+    try:
+        return compiled(text).evaluate(env)
+    except ExprError as exc:
+        raise InstanceError(question_id, field, str(exc)) from None
+
+
+@dataclass(frozen=True)
+class NumericDraw:
+    """The numbers of one draw of a numeric question, before any text is rendered."""
+
+    values: dict[str, Value]  # params (and preset fields) then derived values, in order
+    expected: int | float
+    misconception_values: tuple[int | float, ...]  # one per question.misconceptions
+
+
+def draw_numeric(
+    question: NumericQuestion, seed: int, presets: Mapping[str, Any] | None = None
+) -> NumericDraw:
+    """Draw params, then evaluate `derived` in order, the answer and each misconception."""
+    if presets is None:
+        presets = _default_presets() if _uses_presets(question) else {}
+    rng = instance_rng(question.id, seed)
+    values = draw_params(question, rng, presets)
+    for name, text in question.derived.items():
+        values[name] = _evaluate(question.id, ("derived", name), text, values)
+    expected = _evaluate(question.id, ("answer",), question.answer, values)
+    wrong = tuple(
+        _evaluate(question.id, ("misconceptions", i, "expr"), m.expr, values)
+        for i, m in enumerate(question.misconceptions)
+    )
+    return NumericDraw(values, expected, wrong)
+
+
+def _uses_presets(question: NumericQuestion) -> bool:
+    return any(isinstance(p, PresetParam) for p in question.params.values())
+
+
+@functools.cache
+def _default_presets() -> dict[str, Any]:
+    from drill.kvmath import load_presets
+
+    return load_presets()
+
+
+def _default_catalogue() -> Mapping[str, Any]:
+    from drill.grade import load_misconception_catalogue
+
+    return load_misconception_catalogue()
+
+
+# --------------------------------------------------------------------------- instances
+
+
+def text_values(question: NumericQuestion, draw: NumericDraw) -> dict[str, Value]:
+    """The names a numeric question's text may use: its values, then `answer`."""
+    return {"answer": draw.expected, **draw.values}
+
+
+def _render(question_id: str, field: tuple[str | int, ...], text: str, values: Mapping) -> str:
+    from drill.render import render
+
+    try:
+        return render(text, values)
+    except BankError as exc:
+        raise InstanceError(question_id, field, str(exc)) from None
+
+
+def misconception_feedback(
+    question: NumericQuestion, index: int, value: int | float, values: Mapping, catalogue: Mapping
+) -> tuple[str, str]:
+    """(name, rendered feedback) of the question's misconception `index` for one draw."""
+    item = question.misconceptions[index]
+    info = catalogue.get(item.id)
+    name = getattr(info, "name", None) or item.id
+    template = item.feedback or getattr(info, "feedback", None) or ""
+    field = ("misconceptions", index, "feedback")
+    return name, _render(question.id, field, template, {**values, "value": value})
+
+
+def make_instance(
+    question: Any,
+    seed: int,
+    *,
+    presets: Mapping[str, Any] | None = None,
+    catalogue: Mapping[str, Any] | None = None,
+) -> Instance:
+    """The concrete item for `question` and `seed`: same id and seed, same item."""
+    common = {
+        "question_id": question.id,
+        "kind": question.kind,
+        "seed": seed,
+        "topic": question.topic,
+        "difficulty": question.difficulty,
+    }
+    if isinstance(question, NumericQuestion):
+        return _numeric_instance(question, seed, common, presets, catalogue)
+    rng = instance_rng(question.id, seed)
+    base = {**common, "text": question.prompt, "explanation": question.explanation}
+    if isinstance(question, ConceptQuestion):
+        return Instance(
+            **base,
+            answer_text=question.answer,
+            key_points=tuple((k.point, tuple(k.cues)) for k in question.key_points),
+            evidence=tuple(question.evidence),
+        )
+    if isinstance(question, ChoiceQuestion):
+        order = list(range(len(question.options)))
+        rng.shuffle(order)
+        shown = [question.options[i] for i in order]
+        return Instance(
+            **base,
+            options=tuple(o.text for o in shown),
+            option_why=tuple(o.why for o in shown),
+            correct_options=tuple(k for k, o in enumerate(shown) if o.correct),
+        )
+    if isinstance(question, OrderQuestion):
+        order = _shuffled_not_identity(len(question.items), rng)
+        return Instance(
+            **base,
+            items=tuple(question.items[i] for i in order),
+            # correct_order[k]: where the k-th item of the right order is shown
+            correct_order=tuple(order.index(k) for k in range(len(order))),
+        )
+    raise BankError(f"{question.id}: unknown question kind {question.kind!r}")
+
+
+def _shuffled_not_identity(n: int, rng: random.Random) -> list[int]:
+    """A shuffle of range(n) that is not already in order (an order drill needs one)."""
+    order = list(range(n))
+    for _ in range(20):
+        rng.shuffle(order)
+        if order != sorted(order):
+            return order
+    return order[::-1]
+
+
+def _numeric_instance(question, seed, common, presets, catalogue) -> Instance:
+    draw = draw_numeric(question, seed, presets)
+    values = text_values(question, draw)
+    qid = question.id
+    wrong: list[MisconceptionValue] = []
+    if question.misconceptions:
+        catalogue = _default_catalogue() if catalogue is None else catalogue
+        for i, (item, value) in enumerate(
+            zip(question.misconceptions, draw.misconception_values, strict=True)
+        ):
+            name, feedback = misconception_feedback(question, i, value, values, catalogue)
+            wrong.append(MisconceptionValue(item.id, name, value, feedback))
+    tolerance = question.tolerance
+    return Instance(
+        **common,
+        text=_render(qid, ("prompt",), question.prompt, values),
+        params=dict(draw.values),
+        expected=draw.expected,
+        unit=question.unit,
+        show_as=question.show_as,
+        tolerance_rel=tolerance.rel,
+        tolerance_abs=tolerance.abs,
+        tolerance_sig=tolerance.sig,
+        solution=tuple(
+            _render(qid, ("solution", i), step, values) for i, step in enumerate(question.solution)
+        ),
+        misconceptions=tuple(wrong),
+        hint=_render(qid, ("hint",), question.hint, values) if question.hint else None,
+        explanation=(
+            _render(qid, ("explanation",), question.explanation, values)
+            if question.explanation
+            else None
+        ),
+    )

@@ -65,6 +65,12 @@ def format_value(value: Value, spec: str | None = None) -> str:
         from drill.units import format_quantity
 
         return format_quantity(value, spec)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        # a whole number computed by division shows as 12,345, not 12,345.0
+        try:
+            return format(int(value), spec)
+        except ValueError:
+            pass
     try:
         return format(value, spec)
     except (ValueError, TypeError):
