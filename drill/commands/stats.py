@@ -1,0 +1,96 @@
+"""`kvdrill stats`: progress from the review history."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+
+STATS_HELP = """Show what is due, your streak, a calendar of reviews, retention and weak spots.
+
+Days are UTC calendar days. True retention counts, over the last 30 days, the first
+non-cram review of a question each day when that question had been reviewed on an
+earlier day; Again fails, Hard/Good/Easy pass. Accuracy is the share of a question's
+answers that were right (the grader's verdict, else the self-rating above Again).
+Recall now is FSRS retrievability, the predicted chance of remembering today.
+
+\b
+--json prints one object:
+  now             the time the figures are for (ISO-8601, UTC)
+  due             {now, later_today}: cards due by now / later this UTC day
+  forecast        [{date, due}] x 7: cards due on each UTC day from today
+                  (today includes overdue cards)
+  streak          {days, reviewed_today}: consecutive days with a review,
+                  ending today, or yesterday when today has none yet
+  heatmap         [{date, reviews}]: reviews (cram included) per day from the
+                  Monday 15 weeks before this week's Monday up to today
+  retention       {window_days, since, reviews, passed, rate}; rate is null
+                  without mature reviews
+  topics          [{topic, questions, reviews, retrievability, accuracy}];
+                  questions no longer in the bank are under "(removed)"
+  weakest         [{question_id, topic, retrievability, accuracy, reviews,
+                  lapses}] x <= 10, weakest first (mean of recall and accuracy)
+  misconceptions  [{id, name, count}] x <= 5, the mistakes seen most often
+  totals          {cards, reviews}
+Fractions are 0..1; accuracy is null for a question never answered.
+"""
+
+
+def _parse_now(text: str | None) -> datetime:
+    if text is None:
+        return datetime.now(timezone.utc)
+    try:
+        from drill.srs import parse_iso
+
+        return parse_iso(text).astimezone(timezone.utc)
+    except ValueError:
+        raise click.BadParameter(f"not an ISO-8601 time: {text!r}", param_hint="--now") from None
+
+
+def use_color(stream) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    return bool(stream.isatty()) and not os.environ.get("NO_COLOR")
+
+
+def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """Question id -> topic for the bank, and misconception id -> name from its catalogue."""
+    from drill.bank import load_default_bank
+
+    bank = load_default_bank(bank_paths)
+    topics = {q.id: q.topic for q in bank}
+    names: dict[str, str] = {}
+    catalogue = getattr(bank, "misconceptions", None) or {}
+    for mid, entry in catalogue.items():
+        names[mid] = getattr(entry, "name", None) or str(entry)
+    return topics, names
+
+
+@click.command(help=STATS_HELP, short_help="Show what is due, streak, heatmap, retention.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (keys above).")
+@click.option(
+    "--bank",
+    "bank_paths",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="An extra bank file or folder (repeatable), for topics.",
+)
+@click.option(
+    "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), help="Database file."
+)
+@click.option("--now", "now_text", hidden=True, help="Pretend it is this ISO-8601 time (tests).")
+def stats(as_json: bool, bank_paths: tuple[Path, ...], db_path: Path | None, now_text: str | None):
+    from drill.stats import collect_stats, render_text
+    from drill.store import open_db
+
+    now = _parse_now(now_text)
+    topics, names = bank_lookups(bank_paths)
+    db = open_db(db_path)
+    figures = collect_stats(db, now, topics=topics, misconception_names=names)
+    if as_json:
+        click.echo(json.dumps(figures, indent=2))
+    else:
+        click.echo(render_text(figures, color=use_color(sys.stdout)), nl=False)

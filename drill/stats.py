@@ -1,0 +1,434 @@
+"""Progress figures from the review history: what is due, streak, heatmap, retention, mastery.
+
+Every figure is relative to an injected `now` (UTC-aware). Days are UTC calendar days:
+a review at 23:30 UTC and one at 00:30 UTC fall on different days wherever the user
+lives. Times in the database are `drill.srs.iso` text, so the first ten characters of a
+timestamp are its UTC date and date strings work as range bounds on the indexes.
+
+Counting is done in SQL; Python only walks per-card rows (one per question), never
+per-review rows.
+
+True retention (`retention`) follows Anki's rule, made exact for kvdrill:
+- the window is the last `RETENTION_DAYS` UTC days, today included, up to `now`;
+- cram reviews are left out (they do not touch the schedule);
+- per question and UTC day only the first review counts;
+- it counts only when the question had a non-cram review on an earlier UTC day (the card
+  was already being recalled from memory, not learned that day);
+- it passes when its rating is Hard, Good or Easy and fails on Again.
+
+Accuracy of a question is the share of its reviews (cram included) that were right:
+`correct` where the grader decided it, else the self-rating (anything but Again).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from sqlite_utils import Database
+
+from drill.srs import iso, make_scheduler, retrievability
+
+RETENTION_DAYS = 30
+HEATMAP_WEEKS = 16
+FORECAST_DAYS = 7
+WEAKEST_LIMIT = 10
+MISCONCEPTION_LIMIT = 5
+REMOVED_TOPIC = "(removed)"
+
+HEATMAP_CHARS = " .:*#"  # level 0 (no reviews) .. 4 (the busiest days)
+# 256-colour greens for levels 1..4 and a dim grey for days without reviews
+_HEATMAP_COLOURS = (238, 22, 28, 34, 40)
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+# "right" for one review: the grader's verdict, else the self-rating
+_RIGHT_SQL = "coalesce(correct, rating > 1)"
+
+
+def _day(d: date) -> str:
+    return d.isoformat()
+
+
+# ------------------------------------------------------------------------------ due
+
+
+def _bank_filter(active_ids: list[str] | None) -> tuple[str, list[Any]]:
+    if active_ids is None:
+        return "", []
+    return " and question_id in (select value from json_each(?))", [json.dumps(active_ids)]
+
+
+def due_counts(db: Database, now: datetime, active_ids: list[str] | None = None) -> dict[str, int]:
+    """Cards due by `now`, and due later in today's UTC day."""
+    tomorrow = _day(now.date() + timedelta(days=1))
+    where, args = _bank_filter(active_ids)
+    row = db.execute(
+        "select coalesce(sum(due <= ?), 0), coalesce(sum(due > ?), 0) from cards"
+        f" where due < ?{where}",
+        [iso(now), iso(now), tomorrow, *args],
+    ).fetchone()
+    return {"now": row[0], "later_today": row[1]}
+
+
+def forecast(
+    db: Database, now: datetime, active_ids: list[str] | None = None, days: int = FORECAST_DAYS
+) -> list[dict[str, Any]]:
+    """Cards due on each of the next `days` UTC days; today's count includes overdue cards."""
+    today = now.date()
+    end = _day(today + timedelta(days=days))
+    where, args = _bank_filter(active_ids)
+    counts = dict(
+        db.execute(
+            "select max(substr(due, 1, 10), ?) as day, count(*) from cards"
+            f" where due < ?{where} group by day",
+            [_day(today), end, *args],
+        ).fetchall()
+    )
+    dates = [_day(today + timedelta(days=i)) for i in range(days)]
+    return [{"date": d, "due": counts.get(d, 0)} for d in dates]
+
+
+# --------------------------------------------------------------------------- activity
+
+
+def _reviewed_on(db: Database, day: date, now: datetime) -> bool:
+    row = db.execute(
+        "select exists(select 1 from reviews where reviewed_at >= ? and reviewed_at < ?"
+        " and reviewed_at <= ?)",
+        [_day(day), _day(day + timedelta(days=1)), iso(now)],
+    ).fetchone()
+    return bool(row[0])
+
+
+def streak(db: Database, now: datetime) -> dict[str, Any]:
+    """Consecutive UTC days with at least one review, ending today or, if today has
+    none yet, yesterday (a streak is not lost until the day is over)."""
+    today = now.date()
+    reviewed_today = _reviewed_on(db, today, now)
+    day = today if reviewed_today else today - timedelta(days=1)
+    days = 0
+    # one indexed probe per day of the streak: cheap even for a streak of years
+    while _reviewed_on(db, day, now):
+        days += 1
+        day -= timedelta(days=1)
+    return {"days": days, "reviewed_today": reviewed_today}
+
+
+def heatmap_start(today: date, weeks: int = HEATMAP_WEEKS) -> date:
+    """The Monday that begins the first column: `weeks` columns end with this week."""
+    return today - timedelta(days=today.weekday()) - timedelta(weeks=weeks - 1)
+
+
+def reviews_per_day(
+    db: Database, now: datetime, weeks: int = HEATMAP_WEEKS
+) -> list[dict[str, Any]]:
+    """Reviews (cram included) on each UTC day from the heatmap's first Monday to today."""
+    today = now.date()
+    start = heatmap_start(today, weeks)
+    counts = dict(
+        db.execute(
+            "select substr(reviewed_at, 1, 10) as day, count(*) from reviews"
+            " where reviewed_at >= ? and reviewed_at <= ? group by day",
+            [_day(start), iso(now)],
+        ).fetchall()
+    )
+    span = (today - start).days + 1
+    dates = [_day(start + timedelta(days=i)) for i in range(span)]
+    return [{"date": d, "reviews": counts.get(d, 0)} for d in dates]
+
+
+def heatmap_level(count: int, busiest: int) -> int:
+    """0 for no reviews, else 1..4 by the share of the busiest day (4 = at least 3/4 of it)."""
+    if count <= 0 or busiest <= 0:
+        return 0
+    return min(4, max(1, math.ceil(4 * count / busiest)))
+
+
+def render_heatmap(per_day: list[dict[str, Any]], *, color: bool = False) -> list[str]:
+    """Weeks as columns (oldest left), weekdays Mon..Sun as rows, a month label row on top.
+
+    `per_day` starts on a Monday (as `reviews_per_day` returns it); days after its last
+    entry stay blank. Plain characters use HEATMAP_CHARS; `color` draws 256-colour squares.
+    """
+    start = date.fromisoformat(per_day[0]["date"])
+    counts = [d["reviews"] for d in per_day]
+    busiest = max(counts, default=0)
+    weeks = (len(counts) + 6) // 7
+    label_width = 4  # "Mon "
+
+    month_row = [" "] * (label_width + 2 * weeks)
+    free_from = 0
+    previous_month = None
+    for week in range(weeks):
+        month = (start + timedelta(weeks=week)).month
+        pos = label_width + 2 * week
+        if month != previous_month and pos >= free_from:
+            month_row[pos : pos + 3] = _MONTHS[month - 1]
+            free_from = pos + 4
+        previous_month = month
+    lines = ["".join(month_row).rstrip()]
+
+    for weekday in range(7):
+        cells = []
+        for week in range(weeks):
+            index = 7 * week + weekday
+            if index >= len(counts):
+                cells.append(" ")
+                continue
+            level = heatmap_level(counts[index], busiest)
+            if color:
+                cells.append(f"\x1b[38;5;{_HEATMAP_COLOURS[level]}m\u25a0\x1b[0m")
+            else:
+                cells.append(HEATMAP_CHARS[level])
+        lines.append((_WEEKDAYS[weekday] + " " + " ".join(cells)).rstrip())
+    return lines
+
+
+def heatmap_legend(*, color: bool = False) -> str:
+    """The five levels, least to most, as the heatmap draws them."""
+    if color:
+        return " ".join(f"\x1b[38;5;{c}m\u25a0\x1b[0m" for c in _HEATMAP_COLOURS)
+    return f"'{HEATMAP_CHARS}'"
+
+
+# -------------------------------------------------------------------------- retention
+
+
+def retention(db: Database, now: datetime, days: int = RETENTION_DAYS) -> dict[str, Any]:
+    """True retention over the last `days` UTC days (the rule is in the module docstring)."""
+    since = _day(now.date() - timedelta(days=days - 1))
+    total, passed = db.execute(
+        """
+        with firsts as (
+            select question_id, rating, substr(reviewed_at, 1, 10) as day,
+                   row_number() over (
+                       partition by question_id, substr(reviewed_at, 1, 10)
+                       order by reviewed_at, id
+                   ) as nth
+            from reviews
+            where reviewed_at >= :since and reviewed_at <= :now and not coalesce(cram, 0)
+        )
+        select count(*), coalesce(sum(rating > 1), 0) from firsts f
+        where nth = 1 and exists (
+            select 1 from reviews p
+            where p.question_id = f.question_id and p.reviewed_at < f.day
+              and not coalesce(p.cram, 0)
+        )
+        """,
+        {"since": since, "now": iso(now)},
+    ).fetchone()
+    return {
+        "window_days": days,
+        "since": since,
+        "reviews": total,
+        "passed": passed,
+        "rate": passed / total if total else None,
+    }
+
+
+# ---------------------------------------------------------------------------- mastery
+
+
+def question_figures(
+    db: Database, now: datetime, topics: Mapping[str, str] | None, scheduler=None
+) -> list[dict[str, Any]]:
+    """Per reviewed question: topic, retrievability now, accuracy, reviews and lapses.
+
+    `topics` maps each question id in the bank to its topic; a question with history
+    that is no longer in the bank gets REMOVED_TOPIC. With `topics` None every question
+    keeps its history but no topic (None).
+    """
+    scheduler = scheduler or make_scheduler(fuzz=False)
+    answered = {
+        qid: (n, right)
+        for qid, n, right in db.execute(
+            f"select question_id, count(*), sum({_RIGHT_SQL}) from reviews"
+            " where reviewed_at <= ? group by question_id",
+            [iso(now)],
+        ).fetchall()
+    }
+    cards = {
+        row["question_id"]: row
+        for row in db.query("select * from cards where last_review is not null")
+    }
+    figures = []
+    for qid in sorted(answered.keys() | cards.keys()):
+        n, right = answered.get(qid, (0, 0))
+        card = cards.get(qid)
+        topic = None if topics is None else topics.get(qid, REMOVED_TOPIC)
+        figures.append(
+            {
+                "question_id": qid,
+                "topic": topic,
+                "retrievability": retrievability(scheduler, card, now) if card else 0.0,
+                "accuracy": right / n if n else None,
+                "reviews": n,
+                "lapses": card["lapses"] if card else 0,
+            }
+        )
+    return figures
+
+
+def weakness(figure: Mapping[str, Any]) -> float:
+    """Lower is weaker: the mean of retrievability and accuracy (no answers: accuracy 0)."""
+    return (figure["retrievability"] + (figure["accuracy"] or 0.0)) / 2
+
+
+def weakest(figures: list[dict[str, Any]], limit: int = WEAKEST_LIMIT) -> list[dict[str, Any]]:
+    """The weakest questions still in the bank, weakest first (ties by id)."""
+    live = [f for f in figures if f["topic"] != REMOVED_TOPIC]
+    return sorted(live, key=lambda f: (weakness(f), f["question_id"]))[:limit]
+
+
+def topic_mastery(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per topic: questions, reviews, mean retrievability and pooled accuracy; by topic name."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for f in figures:
+        grouped.setdefault(f["topic"] or "", []).append(f)
+    rows = []
+    for topic in sorted(grouped, key=lambda t: (t == REMOVED_TOPIC, t)):
+        group = grouped[topic]
+        reviews = sum(f["reviews"] for f in group)
+        right = sum((f["accuracy"] or 0.0) * f["reviews"] for f in group)
+        rows.append(
+            {
+                "topic": topic or None,
+                "questions": len(group),
+                "reviews": reviews,
+                "retrievability": sum(f["retrievability"] for f in group) / len(group),
+                "accuracy": right / reviews if reviews else None,
+            }
+        )
+    return rows
+
+
+def frequent_misconceptions(
+    db: Database, now: datetime, names: Mapping[str, str], limit: int = MISCONCEPTION_LIMIT
+) -> list[dict[str, Any]]:
+    """The misconceptions the grader saw most often in the user's answers, most first."""
+    rows = db.execute(
+        "select misconception, count(*) as n from reviews"
+        " where misconception is not null and misconception != '' and reviewed_at <= ?"
+        " group by misconception order by n desc, misconception limit ?",
+        [iso(now), limit],
+    ).fetchall()
+    return [{"id": mid, "name": names.get(mid, mid), "count": n} for mid, n in rows]
+
+
+# ------------------------------------------------------------------------------- all
+
+
+def collect_stats(
+    db: Database,
+    now: datetime,
+    *,
+    topics: Mapping[str, str] | None = None,
+    misconception_names: Mapping[str, str] | None = None,
+    scheduler=None,
+) -> dict[str, Any]:
+    """Everything `kvdrill stats` shows, as one JSON-ready object (keys in its help).
+
+    With `topics` (question id -> topic for the bank), due counts cover only questions
+    in the bank and the removed ones are grouped under REMOVED_TOPIC.
+    """
+    active_ids = sorted(topics) if topics is not None else None
+    figures = question_figures(db, now, topics, scheduler)
+    totals = db.execute(
+        "select (select count(*) from cards), (select count(*) from reviews)"
+    ).fetchone()
+    return {
+        "now": iso(now),
+        "due": due_counts(db, now, active_ids),
+        "forecast": forecast(db, now, active_ids),
+        "streak": streak(db, now),
+        "heatmap": reviews_per_day(db, now),
+        "retention": retention(db, now),
+        "topics": topic_mastery(figures),
+        "weakest": weakest(figures),
+        "misconceptions": frequent_misconceptions(db, now, misconception_names or {}),
+        "totals": {"cards": totals[0], "reviews": totals[1]},
+    }
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def _table(header: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
+    """Left-align the first column, right-align the rest."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
+        return (indent + "  ".join([first, *rest])).rstrip()
+
+    return [line(header), *map(line, rows)]
+
+
+def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
+    """The human form of `collect_stats`'s object."""
+    due, ret, st = stats["due"], stats["retention"], stats["streak"]
+    out = [f"Due now: {due['now']}    later today: {due['later_today']}    (days are UTC)"]
+    out.append(
+        "Next 7 days: " + "  ".join(f"{d['date'][5:]} {d['due']}" for d in stats["forecast"])
+    )
+    plural = "day" if st["days"] == 1 else "days"
+    today_note = "reviewed today" if st["reviewed_today"] else "review today to extend it"
+    out.append(f"Streak: {st['days']} {plural}" + (f" ({today_note})" if st["days"] else ""))
+    if ret["reviews"]:
+        out.append(
+            f"True retention, last {ret['window_days']} days: {100 * ret['rate']:.1f}%"
+            f" ({ret['passed']} of {ret['reviews']} recalled)"
+        )
+    else:
+        out.append(f"True retention, last {ret['window_days']} days: - (no mature reviews)")
+
+    per_day = stats["heatmap"]
+    busiest = max((d["reviews"] for d in per_day), default=0)
+    out += ["", f"Reviews per day, last {HEATMAP_WEEKS} weeks (busiest day: {busiest})"]
+    out += render_heatmap(per_day, color=color)
+    out.append("    less " + heatmap_legend(color=color) + " more")
+
+    if stats["topics"]:
+        rows = [
+            [
+                t["topic"] or "-",
+                str(t["questions"]),
+                str(t["reviews"]),
+                _percent(t["retrievability"]),
+                _percent(t["accuracy"]),
+            ]
+            for t in stats["topics"]
+        ]
+        out += ["", "Mastery by topic"]
+        out += _table(["topic", "questions", "reviews", "recall now", "accuracy"], rows)
+    if stats["weakest"]:
+        rows = [
+            [
+                w["question_id"],
+                w["topic"] or "-",
+                _percent(w["retrievability"]),
+                _percent(w["accuracy"]),
+                str(w["reviews"]),
+            ]
+            for w in stats["weakest"]
+        ]
+        out += ["", "Weakest questions"]
+        out += _table(["question", "topic", "recall now", "accuracy", "reviews"], rows)
+    if stats["misconceptions"]:
+        out += ["", "Most frequent mistakes"]
+        width = len(str(stats["misconceptions"][0]["count"]))
+        for m in stats["misconceptions"]:
+            label = m["name"] if m["name"] == m["id"] else f"{m['name']} ({m['id']})"
+            out.append(f"  {str(m['count']).rjust(width)}x  {label}")
+    if not stats["totals"]["reviews"]:
+        out += ["", "No reviews yet: `kvdrill quiz` starts one."]
+    return "\n".join(out) + "\n"

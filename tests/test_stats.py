@@ -1,0 +1,294 @@
+import json
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from click.testing import CliRunner
+
+from drill.cli import cli
+from drill.srs import iso, make_scheduler, new_card_row, replay, retrievability
+from drill.stats import (
+    REMOVED_TOPIC,
+    collect_stats,
+    due_counts,
+    forecast,
+    frequent_misconceptions,
+    heatmap_level,
+    question_figures,
+    render_heatmap,
+    retention,
+    reviews_per_day,
+    streak,
+    topic_mastery,
+    weakest,
+)
+from drill.store import open_db
+
+# Wednesday 18 November 2026, 15:00 UTC; the heatmap's first Monday is 3 August.
+NOW = datetime(2026, 11, 18, 15, 0, tzinfo=timezone.utc)
+
+
+def at(days_ago: int, hour: int = 10, minute: int = 0) -> datetime:
+    day = NOW - timedelta(days=days_ago)
+    return day.replace(hour=hour, minute=minute)
+
+
+@pytest.fixture
+def db(tmp_path):
+    return open_db(tmp_path / "stats.db")
+
+
+_counter = iter(range(10**9))
+
+
+def add(db, qid, when, rating, *, correct=None, cram=0, misconception=None):
+    db["reviews"].insert(
+        {
+            "id": str(uuid.UUID(int=next(_counter))),
+            "question_id": qid,
+            "reviewed_at": iso(when),
+            "rating": rating,
+            "correct": correct,
+            "cram": cram,
+            "misconception": misconception,
+        }
+    )
+
+
+def add_card(db, qid, due, last_review=None):
+    row = new_card_row(qid, due)
+    row["last_review"] = iso(last_review) if last_review else None
+    db["cards"].insert(row)
+
+
+# ---------------------------------------------------------------------- streak
+
+
+def test_streak_counts_back_from_today_and_stops_at_a_gap(db):
+    for days_ago in (0, 1, 2, 4, 5):
+        add(db, "a", at(days_ago), 3)
+    assert streak(db, NOW) == {"days": 3, "reviewed_today": True}
+
+
+def test_streak_without_a_review_today_still_stands_from_yesterday(db):
+    for days_ago in (1, 2):
+        add(db, "a", at(days_ago, hour=23, minute=59), 3)
+    assert streak(db, NOW) == {"days": 2, "reviewed_today": False}
+
+
+def test_streak_is_broken_by_a_missed_yesterday_and_ignores_future_reviews(db):
+    add(db, "a", at(2), 3)
+    add(db, "a", NOW + timedelta(hours=1), 3)  # later today: not yet happened at NOW
+    assert streak(db, NOW) == {"days": 0, "reviewed_today": False}
+
+
+def test_streak_uses_utc_days(db):
+    # 00:30 UTC today and 23:30 UTC the day before are two days
+    add(db, "a", at(0, hour=0, minute=30), 3)
+    add(db, "a", at(1, hour=23, minute=30), 3)
+    assert streak(db, NOW)["days"] == 2
+
+
+# ------------------------------------------------------------------- retention
+
+
+def test_true_retention_counts_first_mature_review_per_day(db):
+    add(db, "a", at(40), 3)  # outside the window, but makes day -5 mature
+    add(db, "a", at(5), 3)  # counts: pass
+    add(db, "a", at(5, hour=11), 1)  # second review that day: ignored
+    add(db, "a", at(2), 1)  # counts: fail
+    add(db, "a", at(1), 1, cram=1)  # cram: ignored
+    add(db, "b", at(3), 1)  # learned that day: not mature
+    add(db, "b", at(3, hour=12), 3)  # same day: not mature
+    add(db, "b", at(1), 3)  # counts: pass
+    add(db, "c", at(10), 3, cram=1)  # a cram review does not make c mature
+    add(db, "c", at(4), 3)  # first scheduled review: not counted
+    add(db, "d", at(31), 3)
+    add(db, "d", at(30), 1)  # 30 days ago is outside a 30-day window (today is day 1)
+    add(db, "d", at(29), 4)  # counts: pass
+    assert retention(db, NOW) == {
+        "window_days": 30,
+        "since": "2026-10-20",
+        "reviews": 4,
+        "passed": 3,
+        "rate": 0.75,
+    }
+
+
+def test_retention_without_mature_reviews_has_no_rate(db):
+    add(db, "a", at(1), 3)
+    assert retention(db, NOW)["rate"] is None
+    assert retention(db, NOW)["reviews"] == 0
+
+
+# ---------------------------------------------------------------- due/forecast
+
+
+def test_due_counts_and_seven_day_forecast(db):
+    add_card(db, "overdue", NOW - timedelta(days=3))
+    add_card(db, "exactly-now", NOW)
+    add_card(db, "tonight", NOW + timedelta(hours=8, minutes=59))  # 23:59 today
+    add_card(db, "tomorrow-midnight", NOW + timedelta(hours=9))  # 00:00 tomorrow
+    add_card(db, "in-six-days", NOW + timedelta(days=6))
+    add_card(db, "in-seven-days", NOW + timedelta(days=7))  # beyond the forecast
+    assert due_counts(db, NOW) == {"now": 2, "later_today": 1}
+    assert forecast(db, NOW) == [
+        {"date": "2026-11-18", "due": 3},
+        {"date": "2026-11-19", "due": 1},
+        {"date": "2026-11-20", "due": 0},
+        {"date": "2026-11-21", "due": 0},
+        {"date": "2026-11-22", "due": 0},
+        {"date": "2026-11-23", "due": 0},
+        {"date": "2026-11-24", "due": 1},
+    ]
+
+
+def test_due_counts_skip_questions_not_in_the_bank(db):
+    add_card(db, "kept", NOW - timedelta(days=1))
+    add_card(db, "gone", NOW - timedelta(days=1))
+    assert due_counts(db, NOW, ["kept"]) == {"now": 1, "later_today": 0}
+    assert forecast(db, NOW, ["kept"])[0] == {"date": "2026-11-18", "due": 1}
+
+
+# --------------------------------------------------------------------- heatmap
+
+
+def test_heatmap_levels_are_quarters_of_the_busiest_day():
+    assert [heatmap_level(n, 8) for n in (0, 1, 2, 3, 4, 5, 6, 7, 8)] == [0, 1, 1, 2, 2, 3, 3, 4, 4]
+    assert heatmap_level(0, 0) == 0
+
+
+def test_heatmap_plain_rendering_of_a_known_history(db):
+    # 3 Aug (first cell, a Monday): 1; 12 Aug (Wed, week 2): 2;
+    # 1 Oct (Thu, week 9): 3; today (Wed 18 Nov, week 16): 4
+    for when, n in (
+        (datetime(2026, 8, 3, 9, tzinfo=timezone.utc), 1),
+        (datetime(2026, 8, 12, 9, tzinfo=timezone.utc), 2),
+        (datetime(2026, 10, 1, 9, tzinfo=timezone.utc), 3),
+        (datetime(2026, 11, 18, 9, tzinfo=timezone.utc), 4),
+    ):
+        for i in range(n):
+            add(db, "a", when + timedelta(minutes=i), 3)
+    add(db, "a", datetime(2026, 8, 2, 9, tzinfo=timezone.utc), 3)  # before the window
+    per_day = reviews_per_day(db, NOW)
+    assert per_day[0] == {"date": "2026-08-03", "reviews": 1}
+    assert per_day[-1] == {"date": "2026-11-18", "reviews": 4}
+    assert len(per_day) == 15 * 7 + 3
+    assert render_heatmap(per_day) == [
+        "    Aug       Sep     Oct     Nov",
+        "Mon .",
+        "Tue",
+        "Wed   :" + " " * 27 + "#",
+        "Thu" + " " * 17 + "*",
+        "Fri",
+        "Sat",
+        "Sun",
+    ]
+
+
+def test_heatmap_colour_draws_every_past_day_and_leaves_the_future_blank(db):
+    add(db, "a", at(0), 3)
+    lines = render_heatmap(reviews_per_day(db, NOW), color=True)
+    assert lines[3].count("\x1b[38;5;40m") == 1  # today, the busiest day
+    assert lines[1].count("\x1b[38;5;238m") == 16  # every Monday so far, no reviews
+    assert lines[4].count("\x1b[38;5;") == 15  # Thursday: this week's is still to come
+
+
+# --------------------------------------------------------------------- mastery
+
+
+def test_topic_mastery_weakest_and_removed_questions(db):
+    s = make_scheduler(fuzz=False)
+    history = [
+        ("strong", at(3), 4, 1),
+        ("strong", at(1), 3, 1),
+        ("shaky", at(20), 3, 1),
+        ("shaky", at(10), 1, 0),
+        ("shaky", at(9), 3, None),  # self-rated Good: right
+        ("gone", at(5), 2, 0),
+    ]
+    reviews = []
+    for qid, when, rating, correct in history:
+        add(db, qid, when, rating, correct=correct)
+        reviews.append({"question_id": qid, "reviewed_at": iso(when), "rating": rating, "cram": 0})
+    cards = replay(s, sorted(reviews, key=lambda r: r["reviewed_at"]))
+    db["cards"].insert_all(cards.values())
+    topics = {"strong": "kv-cache", "shaky": "kv-cache", "never": "paging"}
+
+    figures = question_figures(db, NOW, topics, s)
+    by_id = {f["question_id"]: f for f in figures}
+    assert set(by_id) == {"strong", "shaky", "gone"}
+    assert by_id["gone"]["topic"] == REMOVED_TOPIC
+    assert by_id["shaky"]["accuracy"] == pytest.approx(2 / 3)
+    assert by_id["gone"]["accuracy"] == 0.0
+    assert by_id["shaky"]["lapses"] == cards["shaky"]["lapses"]
+    for qid in by_id:
+        assert by_id[qid]["retrievability"] == retrievability(s, cards[qid], NOW)
+
+    mastery = topic_mastery(figures)
+    assert [t["topic"] for t in mastery] == ["kv-cache", REMOVED_TOPIC]
+    assert mastery[0]["questions"] == 2 and mastery[0]["reviews"] == 5
+    assert mastery[0]["accuracy"] == pytest.approx(4 / 5)
+    mean_r = (by_id["strong"]["retrievability"] + by_id["shaky"]["retrievability"]) / 2
+    assert mastery[0]["retrievability"] == pytest.approx(mean_r)
+
+    assert [w["question_id"] for w in weakest(figures)] == ["shaky", "strong"]
+
+
+def test_frequent_misconceptions_with_names(db):
+    for _ in range(3):
+        add(db, "a", at(1), 1, correct=0, misconception="forgot-kv")
+    add(db, "a", at(1), 1, correct=0, misconception="gb-vs-gib")
+    add(db, "a", at(1), 3, correct=1)
+    names = {"forgot-kv": "forgot the K+V factor"}
+    assert frequent_misconceptions(db, NOW, names) == [
+        {"id": "forgot-kv", "name": "forgot the K+V factor", "count": 3},
+        {"id": "gb-vs-gib", "name": "gb-vs-gib", "count": 1},
+    ]
+
+
+def test_collect_stats_has_every_documented_key(db):
+    add(db, "a", at(0), 3)
+    figures = collect_stats(db, NOW, topics={"a": "kv-cache"})
+    assert list(figures) == [
+        "now",
+        "due",
+        "forecast",
+        "streak",
+        "heatmap",
+        "retention",
+        "topics",
+        "weakest",
+        "misconceptions",
+        "totals",
+    ]
+    assert figures["totals"] == {"cards": 0, "reviews": 1}
+    assert figures["now"] == "2026-11-18T15:00:00.000000+00:00"
+
+
+# ------------------------------------------------------------------------- CLI
+
+
+def test_stats_cli_json_and_text(tmp_path):
+    path = tmp_path / "cli.db"
+    db = open_db(path)
+    for days_ago in (0, 1):
+        add(db, "nowhere-in-the-bank", at(days_ago), 3)
+    db.conn.close()
+    runner = CliRunner()
+    args = ["stats", "--db", str(path), "--now", "2026-11-18T15:00:00Z"]
+    result = runner.invoke(cli, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["streak"] == {"days": 2, "reviewed_today": True}
+    assert data["topics"][-1]["topic"] == REMOVED_TOPIC
+    text = runner.invoke(cli, args)
+    assert text.exit_code == 0, text.output
+    assert "Streak: 2 days (reviewed today)" in text.output
+    assert "Wed" in text.output and "\x1b[" not in text.output
+
+
+def test_stats_cli_rejects_a_bad_now():
+    result = CliRunner().invoke(cli, ["stats", "--now", "yesterday"])
+    assert result.exit_code == 2
+    assert "not an ISO-8601 time" in result.output
