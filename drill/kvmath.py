@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from drill.errors import ConfigError
+from drill.units import format_number
 
 PRESETS_PATH = Path(__file__).with_name("presets.yaml")
 
@@ -143,16 +144,6 @@ def _whole_bytes(exact: Fraction, what: str) -> int:
     if exact > MAX_TOTAL_BYTES:
         raise ConfigError(f"{what} comes to {float(exact):.3g} bytes, absurdly large (over 2**80)")
     return int(exact)
-
-
-def _percent(fraction: float) -> str:
-    """0.75 -> '75 %', 0.3333 -> '33.3 %'."""
-    return f"{fraction * 100:.1f}".removesuffix(".0") + " %"
-
-
-def _num(value: float | Fraction) -> str:
-    """2.0 -> '2', 0.5 -> '0.5': numbers as a person writes them in a formula."""
-    return str(int(value)) if value == int(value) else str(float(value))
 
 
 # --- the formula ------------------------------------------------------------------
@@ -512,11 +503,6 @@ def kv_estimate(
     formula = _formula(shape, seq_len, cached, window_layers, width, requests)
     formula += f" = {total:,} bytes"
     notes = _notes(shape, seq_len, cached, window, window_layers, ignore_window)
-    if reserve_tokens is not None:
-        notes += (
-            f"each request reserves {reserve_tokens:,} tokens but holds {seq_len:,}: "
-            f"{_percent(waste)} of the reservation is empty",
-        )
     return KvEstimate(
         shape=shape,
         dtype=dtype,
@@ -565,7 +551,7 @@ def _formula(shape, seq_len, cached, window_layers, width, requests) -> str:
         sym = f"{lead_sym}layers · {head_sym} · {seq_sym}"
         nums = f"{lead}{shape.layers} · {head} · {cached}"
     sym += " · dtype_bytes" + (" · requests" if requests > 1 else "")
-    nums += f" · {_num(width)}" + (f" · {requests}" if requests > 1 else "")
+    nums += f" · {format_number(width)}" + (f" · {requests}" if requests > 1 else "")
     return f"{sym} = {nums}"
 
 

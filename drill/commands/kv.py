@@ -1,0 +1,219 @@
+"""`kvdrill kv`: the KV-cache byte calculator, from flags, a model preset or a config.json."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import click
+
+from drill import kvmath
+from drill.units import format_bytes, format_number, format_quantity
+
+
+class _UsageError(click.ClickException):
+    """Options that do not fit together: one `Error: ...` line and exit status 2."""
+
+    exit_code = 2
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--preset", metavar="NAME", help="A real model's shape (see --list-presets).")
+@click.option("--config", "config_path", metavar="PATH", help="A Hugging Face config.json.")
+@click.option("--layers", metavar="N", help="Layers, for a shape given by hand.")
+@click.option("--kv-heads", metavar="N", help="KV heads (not query heads), by hand.")
+@click.option("--head-dim", metavar="N", help="Width of one head, by hand.")
+@click.option("--seq", metavar="N", help="Live tokens per request.")
+@click.option("--dtype", metavar="D", help="Cache dtype: bf16, fp16, fp8, int8, int4, fp32...")
+@click.option("--requests", metavar="N", default="1", show_default=True, help="Requests.")
+@click.option("--reserve", metavar="N", help="Tokens reserved per request, to show the waste.")
+@click.option("--ignore-window", is_flag=True, help="Count every layer at full length.")
+@click.option("--list-presets", is_flag=True, help="List the model presets.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (or list).")
+def kv(
+    preset: str | None,
+    config_path: str | None,
+    layers: str | None,
+    kv_heads: str | None,
+    head_dim: str | None,
+    seq: str | None,
+    dtype: str | None,
+    requests: str,
+    reserve: str | None,
+    ignore_window: bool,
+    list_presets: bool,
+    as_json: bool,
+) -> None:
+    """Estimate KV-cache bytes: 2 · layers · kv_heads · head_dim · seq · dtype_bytes × requests.
+
+    Give the model as --preset NAME, --config PATH, or --layers/--kv-heads/--head-dim
+    (dtype fp16 unless --dtype says otherwise). Sliding windows and multi-head latent
+    attention (DeepSeek) are taken into account and explained. Allocator overhead and
+    kernel workspace are not counted.
+
+    \b
+    --json prints one object; byte counts are integers:
+      bytes_per_token, bytes_per_request, total_bytes, cached_tokens (tokens held by a
+      windowed layer, seq_len when no window applies), seq_len, requests, dtype,
+      dtype_bytes, formula, notes (list of strings), shape (the model fields used:
+      name, display_name, layers, q_heads, kv_heads, head_dim, hidden, dtype, params,
+      sliding_window, window_layers, kv_lora_rank, qk_rope_head_dim, source), and with
+      --reserve: reserve_tokens, reserved_bytes, waste_fraction (0..1).
+    With --list-presets, --json prints a list of shape objects, each with
+    bytes_per_token at the model's own dtype.
+    """
+    if list_presets:
+        others = [preset, config_path, layers, kv_heads, head_dim, seq, dtype, reserve]
+        if any(v is not None for v in others) or requests != "1" or ignore_window:
+            raise _UsageError("--list-presets takes no other option except --json")
+        _print_presets(kvmath.load_presets(), as_json)
+        return
+
+    shape, dtype = _shape_from_options(preset, config_path, layers, kv_heads, head_dim, dtype)
+    if seq is None:
+        raise _UsageError("missing --seq N, the live tokens per request")
+    estimate = kvmath.kv_estimate(
+        shape,
+        kvmath.parse_count(seq, "--seq"),
+        dtype_bytes=dtype,
+        requests=kvmath.parse_count(requests, "--requests"),
+        reserve=None if reserve is None else kvmath.parse_count(reserve, "--reserve"),
+        ignore_window=ignore_window,
+    )
+    if as_json:
+        click.echo(json.dumps(estimate_json(estimate), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_estimate(estimate))
+
+
+def _shape_from_options(preset, config_path, layers, kv_heads, head_dim, dtype):
+    """(shape, dtype) from the one model source given; usage errors otherwise."""
+    manual = {"--layers": layers, "--kv-heads": kv_heads, "--head-dim": head_dim}
+    given = [
+        preset is not None,
+        config_path is not None,
+        any(v is not None for v in manual.values()),
+    ]
+    if sum(given) > 1:
+        raise _UsageError("choose one of --preset, --config or --layers/--kv-heads/--head-dim")
+    if preset is not None:
+        return kvmath.get_preset(preset), dtype
+    if config_path is not None:
+        return kvmath.shape_from_config(config_path), dtype
+    if not given[2]:
+        raise _UsageError(
+            "give a model: --preset NAME, --config PATH or --layers/--kv-heads/--head-dim"
+        )
+    missing = [flag for flag, value in manual.items() if value is None]
+    if missing:
+        raise _UsageError(f"a shape given by hand needs {', '.join(missing)} too")
+    shape = kvmath.ModelShape(
+        name="custom",
+        display_name="shape given by hand",
+        layers=kvmath.parse_count(layers, "--layers"),
+        q_heads=None,
+        kv_heads=kvmath.parse_count(kv_heads, "--kv-heads"),
+        head_dim=kvmath.parse_count(head_dim, "--head-dim"),
+        dtype="fp16",
+        source="command-line flags",
+    )
+    return shape, dtype
+
+
+def estimate_json(e: kvmath.KvEstimate) -> dict:
+    out = {
+        "shape": dataclasses.asdict(e.shape),
+        "dtype": e.dtype,
+        "dtype_bytes": e.dtype_bytes,
+        "seq_len": e.seq_len,
+        "requests": e.requests,
+        "cached_tokens": e.cached_tokens,
+        "bytes_per_token": e.bytes_per_token,
+        "bytes_per_request": e.bytes_per_request,
+        "total_bytes": e.total_bytes,
+        "formula": e.formula,
+        "notes": list(e.notes),
+    }
+    if e.reserved_bytes is not None:
+        out |= {
+            "reserve_tokens": e.reserve_tokens,
+            "reserved_bytes": e.reserved_bytes,
+            "waste_fraction": e.waste_fraction,
+        }
+    return out
+
+
+def _bytes(n: int) -> str:
+    """'536,870,912 bytes (512 MiB = 537 MB)': exact, then binary and decimal units."""
+    return f"{n:,} bytes ({format_bytes(n)} = {format_bytes(n, binary=False)})"
+
+
+def _element_bytes(width: float) -> str:
+    return f"{format_number(width)} byte" + ("" if width == 1 else "s")
+
+
+def render_estimate(e: kvmath.KvEstimate) -> str:
+    s = e.shape
+    heads = f"{s.kv_heads} KV heads" + (f" ({s.q_heads} query heads)" if s.q_heads else "")
+    if s.is_mla:
+        heads += f", MLA latent {s.kv_lora_rank} + rotary {s.qk_rope_head_dim}"
+    symbols, numbers, result = e.formula.split(" = ")
+    plural = "s" if e.requests > 1 else ""
+    rows = [
+        ("model", f"{s.display_name} ({s.source})" if s.source else s.display_name),
+        ("shape", f"{s.layers} layers · {heads} · head_dim {s.head_dim}"),
+        ("dtype", f"{e.dtype or 'width given'}, {_element_bytes(e.dtype_bytes)} per element"),
+        ("formula", symbols),
+        ("", f"= {numbers}"),
+        ("", f"= {result}"),
+        ("per token", _bytes(e.bytes_per_token)),
+        ("per request", f"{_bytes(e.bytes_per_request)} for {e.seq_len:,} tokens"),
+        ("total", f"{_bytes(e.total_bytes)} for {e.requests:,} request{plural}"),
+    ]
+    if e.reserved_bytes is not None:
+        rows.append(
+            ("reserved", f"{_bytes(e.reserved_bytes)} for {e.reserve_tokens:,} tokens per request")
+        )
+        rows.append(
+            (
+                "waste",
+                f"{format_quantity(e.waste_fraction, 'fraction')} of the reservation is empty",
+            )
+        )
+    width = max(len(label) for label, _ in rows) + 2
+    lines = [f"{label:<{width}}{value}" for label, value in rows]
+    if e.notes:
+        lines.append("notes")
+        lines += [f"  - {note}" for note in e.notes]
+    return "\n".join(lines)
+
+
+def _print_presets(presets: dict[str, kvmath.ModelShape], as_json: bool) -> None:
+    per_token = {
+        name: kvmath.kv_estimate(shape, 1).bytes_per_token for name, shape in presets.items()
+    }
+    if as_json:
+        rows = [
+            dataclasses.asdict(shape) | {"bytes_per_token": per_token[name]}
+            for name, shape in presets.items()
+        ]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    header = ("name", "model", "layers", "q/kv heads", "head_dim", "dtype", "KV/token", "params",
+              "attention")  # fmt: skip
+    table = [header]
+    for name, s in presets.items():
+        if s.is_mla:
+            attention = f"MLA {s.kv_lora_rank}+{s.qk_rope_head_dim}"
+        elif s.sliding_window is not None:
+            attention = f"window {s.sliding_window} on {s.window_layers}/{s.layers}"
+        else:
+            attention = "full"
+        table.append((
+            name, s.display_name, str(s.layers), f"{s.q_heads}/{s.kv_heads}", str(s.head_dim),
+            s.dtype or "", format_bytes(per_token[name]),
+            f"{s.params / 1e9:.3g}B" if s.params else "", attention,
+        ))  # fmt: skip
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
