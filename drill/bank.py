@@ -268,9 +268,19 @@ class DeckInfo:
     question_ids: tuple[str, ...]
 
 
+def display_path(path: Path) -> str:
+    """A path as problems show it: relative to the working folder when inside it."""
+    if path.is_absolute():
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            pass
+    return str(path)
+
+
 def read_deck_file(path: Path) -> tuple[DeckInfo | None, list[LoadedQuestion], list[LintError]]:
     """Read and validate one deck file; problems are returned, not raised."""
-    shown = str(path)
+    shown = display_path(path)
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -289,7 +299,7 @@ def _read_deck(path: Path, data: Any):
 
     from drill.schema import ID_PATTERN
 
-    shown = str(path)
+    shown = display_path(path)
     problems: list[LintError] = []
     if not isinstance(data, dict):
         line = getattr(data, "line", 1)
@@ -481,8 +491,8 @@ def read_bank(paths: Iterable[Path]) -> tuple[Bank, list[LintError]]:
             qid = item.question.id
             if qid in first_seen:
                 where, line = first_seen[qid]
-                message = f"duplicate id; first defined at {where}:{line}"
-                problems.append(LintError(str(file), item.line, qid, message))
+                message = f"duplicate id; first defined at {display_path(where)}:{line}"
+                problems.append(LintError(display_path(file), item.line, qid, message))
                 continue
             first_seen[qid] = (file, item.line)
             kept.append(qid)

@@ -1,0 +1,127 @@
+"""`kvdrill bank`: list, lint and describe question banks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from drill.errors import BankError
+
+
+def bank_option(func):
+    """`--bank PATH` (repeatable): extra bank files or folders, after the built-in deck."""
+    return click.option(
+        "--bank",
+        "banks",
+        multiple=True,
+        type=click.Path(path_type=Path),
+        help="An extra bank file or folder (repeatable); KVDRILL_BANK adds more.",
+    )(func)
+
+
+@click.group()
+def bank() -> None:
+    """List, check and describe question banks."""
+
+
+@bank.command("list")
+@click.option("--topic", help="Only questions of this topic.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list (see below).")
+@bank_option
+def list_cmd(topic: str | None, as_json: bool, banks: tuple[Path, ...]) -> None:
+    """List the questions of the built-in deck and any extra banks.
+
+    --json prints a list of objects with id, kind, topic, difficulty, tags,
+    deck, file and line.
+    """
+    from drill.bank import display_path, load_default_bank
+
+    loaded = load_default_bank(banks)
+    rows = []
+    for question in loaded:
+        if topic and question.topic != topic:
+            continue
+        source = loaded.source(question.id)
+        rows.append(
+            {
+                "id": question.id,
+                "kind": question.kind,
+                "topic": question.topic,
+                "difficulty": question.difficulty,
+                "tags": list(question.tags),
+                "deck": source.deck,
+                "file": display_path(source.path),
+                "line": source.line,
+            }
+        )
+    if topic and not rows:
+        topics = sorted({q.topic for q in loaded})
+        raise BankError(f"no questions with topic '{topic}'; topics: {', '.join(topics)}")
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    _print_table(rows)
+
+
+def _print_table(rows: list[dict]) -> None:
+    headers = ("id", "kind", "topic", "diff", "tags")
+    table = [
+        (r["id"], r["kind"], r["topic"], str(r["difficulty"]), ", ".join(r["tags"])) for r in rows
+    ]
+    widths = [max([len(h)] + [len(row[i]) for row in table]) for i, h in enumerate(headers)]
+    click.echo("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+    for row in table:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+@bank.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--draws",
+    default=200,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Seeded draws of each numeric template.",
+)
+def lint_cmd(paths: tuple[Path, ...], draws: int) -> None:
+    """Check bank files: schema, ids, expressions, placeholders, and many seeded draws.
+
+    PATHs are files or folders (searched for *.yaml and *.yml); without any, the
+    built-in deck is checked. Each problem is printed as file:line: id: message,
+    and the exit status is 1 if there is any.
+    """
+    from drill.bank import builtin_bank_files, read_bank
+    from drill.lint import lint_bank
+    from drill.schema import NumericQuestion
+
+    loaded, problems = read_bank(paths or builtin_bank_files())
+    problems += lint_bank(loaded, draws=draws)
+    if problems:
+        for problem in problems:
+            click.echo(str(problem))
+        files = len({p.path for p in problems})
+        noun = "problem" if len(problems) == 1 else "problems"
+        click.echo(f"{len(problems)} {noun} in {files} file{'s' * (files != 1)}", err=True)
+        raise SystemExit(1)
+    numeric = sum(isinstance(q, NumericQuestion) for q in loaded)
+    files = len(loaded.files)
+    click.echo(
+        f"ok: {len(loaded)} questions in {files} file{'s' * (files != 1)}, "
+        f"{numeric} numeric templates × {draws} draws"
+    )
+
+
+@bank.command("schema")
+def schema_cmd() -> None:
+    """Print the JSON Schema of a deck file, for editor completion and checks."""
+    from drill.schema import DeckFile
+
+    schema = DeckFile.model_json_schema()
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **schema,
+        "title": "kvdrill deck file",
+    }
+    click.echo(json.dumps(schema, indent=2))

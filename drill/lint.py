@@ -1,0 +1,256 @@
+"""Lint a loaded bank: the checks that need more than the schema.
+
+For every numeric template, `lint_bank` first checks it statically (every
+expression compiles and names only values defined before it, every param is
+used and shown, every placeholder names a known value, every misconception id
+is in the catalogue), then draws it with seeds 0..draws-1: each draw must
+evaluate, render, and give a finite positive answer that no misconception
+matches within the question's tolerance. Concept questions may only cite
+evidence that engine_check can measure. Each problem is reported once per
+field, at the line of that field, with the first seed that shows it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from drill.bank import Bank, LintError, display_path
+from drill.errors import BankError, ExprError
+from drill.instance import (
+    PRESET_FIELDS,
+    InstanceError,
+    compiled,
+    dotted,
+    make_instance,
+)
+from drill.schema import ConceptQuestion, NumericQuestion, OrderQuestion, PresetParam
+
+DEFAULT_DRAWS = 200
+
+# the claims an engine_check run can back with a measurement
+EVIDENCE_NAMES = frozenset(
+    {
+        "decode_memory_bound",
+        "prefill_compute_bound",
+        "kv_formula_exact",
+        "cache_beats_recompute",
+        "batch_amortizes_decode",
+    }
+)
+
+
+def within_tolerance(value: float, expected: float, question: NumericQuestion) -> bool:
+    """Whether `value` would be graded as `expected` under the question's tolerance."""
+    tol = question.tolerance
+    if tol.abs is not None:
+        return abs(value - expected) <= tol.abs
+    if tol.sig is not None:
+        return _round_sig(value, tol.sig) == _round_sig(expected, tol.sig)
+    rel = tol.rel if tol.rel is not None else 0.01
+    return abs(value - expected) <= rel * abs(expected)
+
+
+def _round_sig(x: float, sig: int) -> float:
+    if x == 0 or not math.isfinite(x):
+        return x
+    return round(x, sig - 1 - math.floor(math.log10(abs(x))))
+
+
+class _Report:
+    """Problems of one question, at most one per field."""
+
+    def __init__(self, bank: Bank, qid: str) -> None:
+        self.bank, self.qid = bank, qid
+        self.path = display_path(bank.source(qid).path)
+        self.problems: list[LintError] = []
+        self._fields: set[tuple] = set()
+
+    def add(self, field: tuple, message: str) -> None:
+        if field in self._fields:
+            return
+        self._fields.add(field)
+        line = self.bank.field_line(self.qid, *field)
+        where = f"{dotted(field)}: " if field else ""
+        self.problems.append(LintError(self.path, line, self.qid, where + message))
+
+    def seen(self, field: tuple) -> bool:
+        return field in self._fields
+
+
+def lint_bank(
+    bank: Bank,
+    draws: int = DEFAULT_DRAWS,
+    *,
+    catalogue: Mapping[str, Any] | None = None,
+    presets: Mapping[str, Any] | None = None,
+) -> list[LintError]:
+    """Every problem in `bank`'s questions, in bank order (see the module docstring)."""
+    if catalogue is None:
+        from drill.grade import load_misconception_catalogue
+
+        catalogue = load_misconception_catalogue()
+    if presets is None:
+        from drill.kvmath import load_presets
+
+        presets = load_presets()
+    problems: list[LintError] = []
+    for question in bank:
+        report = _Report(bank, question.id)
+        if isinstance(question, NumericQuestion):
+            lint_numeric(question, report, draws, catalogue, presets)
+        elif isinstance(question, ConceptQuestion):
+            for i, name in enumerate(question.evidence):
+                if name not in EVIDENCE_NAMES:
+                    known = ", ".join(sorted(EVIDENCE_NAMES))
+                    report.add(("evidence", i), f"unknown evidence '{name}' (known: {known})")
+        elif isinstance(question, OrderQuestion):
+            seen: set[str] = set()
+            for i, item in enumerate(question.items):
+                if item in seen:
+                    report.add(("items", i), f"'{item}' appears twice; the order is ambiguous")
+                seen.add(item)
+        problems.extend(report.problems)
+    return problems
+
+
+# --------------------------------------------------------------------------- numeric
+
+
+def param_names(question: NumericQuestion) -> dict[str, set[str]]:
+    """param -> the names it defines for expressions (a preset `m`: m_layers, ...)."""
+    names: dict[str, set[str]] = {}
+    for name, param in question.params.items():
+        if isinstance(param, PresetParam):
+            names[name] = {f"{name}_{f}" for f in PRESET_FIELDS}
+        else:
+            names[name] = {name}
+    return names
+
+
+def _expressions(question: NumericQuestion) -> Iterable[tuple[tuple, str]]:
+    for name, text in question.derived.items():
+        yield ("derived", name), text
+    yield ("answer",), question.answer
+    for i, item in enumerate(question.misconceptions):
+        yield ("misconceptions", i, "expr"), item.expr
+
+
+def _texts(question: NumericQuestion, catalogue: Mapping[str, Any]):
+    """(field, template, extra names) of every text that is rendered with a draw's values."""
+    yield ("prompt",), question.prompt, ()
+    for i, step in enumerate(question.solution):
+        yield ("solution", i), step, ()
+    if question.hint:
+        yield ("hint",), question.hint, ()
+    if question.explanation:
+        yield ("explanation",), question.explanation, ()
+    for i, item in enumerate(question.misconceptions):
+        info = catalogue.get(item.id)
+        template = item.feedback or getattr(info, "feedback", None)
+        if template:
+            field = ("misconceptions", i, "feedback" if item.feedback else "id")
+            yield field, template, ("value",)
+
+
+def lint_numeric(
+    question: NumericQuestion,
+    report: _Report,
+    draws: int,
+    catalogue: Mapping[str, Any],
+    presets: Mapping[str, Any],
+) -> None:
+    defined = param_names(question)
+    known: set[str] = set().union(*defined.values()) if defined else set()
+    used: set[str] = set()
+    compiles = True
+    derived_uses: dict[str, set[str]] = {}
+    for field, text in _expressions(question):
+        try:
+            names = set(compiled(text).names)
+        except ExprError as exc:
+            report.add(field, str(exc))
+            compiles = False
+            continue
+        for name in sorted(names - known):
+            later = field[0] == "derived" and name in question.derived
+            why = "is defined after it" if later else "is not a param or derived value"
+            report.add(field, f"'{name}' {why}")
+            compiles = False
+        used |= names
+        if field[0] == "derived":
+            derived_uses[field[1]] = names
+            known.add(field[1])
+
+    for i, item in enumerate(question.misconceptions):
+        if item.id not in catalogue:
+            report.add(("misconceptions", i, "id"), f"'{item.id}' is not in the catalogue")
+
+    shown = _check_placeholders(question, report, known | set(defined), catalogue)
+    _check_params_used(question, report, defined, used, shown, derived_uses)
+    if compiles:
+        _check_draws(question, report, draws, catalogue, presets)
+
+
+def _check_placeholders(question, report, known, catalogue) -> set[str]:
+    """Report unknown placeholders and bad specs; return the names the prompt shows."""
+    from drill.render import check_spec, placeholders
+
+    known = known | {"answer"}
+    shown: set[str] = set()
+    for field, template, extra in _texts(question, catalogue):
+        try:
+            found = placeholders(template)
+        except BankError as exc:
+            report.add(field, str(exc))
+            continue
+        for placeholder in found:
+            if placeholder.name not in known and placeholder.name not in extra:
+                report.add(field, f"unknown placeholder {{{placeholder.name}}}")
+            problem = check_spec(placeholder.spec)
+            if problem:
+                report.add(field, problem)
+            if field == ("prompt",):
+                shown.add(placeholder.name)
+    return shown
+
+
+def _check_params_used(question, report, defined, used, shown, derived_uses) -> None:
+    """Each param feeds an expression and reaches the prompt, itself or via a derived value."""
+    shown_closure = set(shown)
+    for name in reversed(list(question.derived)):
+        if name in shown_closure:
+            shown_closure |= derived_uses.get(name, set())
+    for name, names in defined.items():
+        param = question.params[name]
+        text_only = getattr(param, "choices", None) and all(
+            isinstance(c, str) for c in param.choices
+        )
+        if not text_only and not names & used:
+            report.add(("params", name), "is never used by the answer, derived or misconceptions")
+        if name not in shown_closure and not names & shown_closure:
+            report.add(("params", name), "is not shown in the prompt")
+
+
+def _check_draws(question, report, draws, catalogue, presets) -> None:
+    for seed in range(draws):
+        try:
+            instance = make_instance(question, seed, presets=presets, catalogue=catalogue)
+        except InstanceError as exc:
+            report.add(exc.field, f"on seed {seed}: {exc.detail}")
+            continue
+        except BankError as exc:
+            report.add((), f"on seed {seed}: {exc}")
+            continue
+        expected = instance.expected
+        if not (isinstance(expected, int | float) and math.isfinite(expected) and expected > 0):
+            report.add(("answer",), f"is {expected!r} on seed {seed}; it must be positive")
+            continue
+        for i, wrong in enumerate(instance.misconceptions):
+            field = ("misconceptions", i, "expr")
+            if not report.seen(field) and within_tolerance(wrong.value, expected, question):
+                report.add(
+                    field,
+                    f"'{wrong.id}' gives the right answer ({wrong.value:g}) on seed {seed}",
+                )
