@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+
+from drill.errors import AnswerError, ExprError
+from drill.expr import compile_expr
 
 # ---------------------------------------------------------------------------
 # Unit symbols
@@ -192,6 +196,9 @@ def parse_unit(text: str) -> UnitSpec | None:
         num, den = _numerator(parts[0]), _numerator(parts[1])
         if num is None or den is None:
             return None
+        if num.dimension == "flop_per_s" and _FLOP.fullmatch(parts[0]):
+            # before a slash, "flops" is a plural count: "FLOPs per byte", "flops/s"
+            num = UnitSpec(num.symbol[:-2], "flop", num.mul, num.div, num.decimal_prefix)
         return _compose(num, den)
     return None
 
@@ -312,3 +319,131 @@ def format_bytes(n: float, binary: bool = True, digits: int = 3) -> str:
     spec = parse_unit(symbol)
     assert spec is not None
     return _with_symbol(format_number(_in_unit(n, spec), digits), spec)
+
+
+# ---------------------------------------------------------------------------
+# Reading answers
+
+ANSWER_EXAMPLES = "try 0.5 GiB, 536,870,912, 2*32*8*128*4096*2 or 75%"
+MAX_ANSWER_CHARS = 2_000
+_UNIT_EXAMPLES = "GiB, GB, MiB, bytes, Gb (bits), ms, µs, s, GB/s, TFLOP/s, tokens/s, %"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A typed answer: `value` in the base unit of `dimension` (None for a bare number)."""
+
+    value: float
+    dimension: str | None = None
+    unit_symbol: str | None = None  # canonical symbol of the unit written, e.g. "GiB"
+    decimal_prefix: bool | None = None  # as UnitSpec.decimal_prefix
+    bits: bool = False  # the unit was in bits; `value` is already converted to bytes
+    number: float | None = None  # the number as written, before the unit
+
+
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+_SUPERSCRIPT_RUN = re.compile("[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_REPLACEMENTS = str.maketrans(
+    {
+        "−": "-",  # minus sign
+        "–": "-",  # en dash, often typed as a minus
+        "·": "*",
+        "⋅": "*",
+        "∗": "*",
+        "÷": "/",
+        "⁄": "/",  # fraction slash
+        "×": " x ",  # "5.4 × 10^8" or "4×"; decided below
+        "≈": " ",
+        "~": " ",
+    }
+)
+_TIMES_BETWEEN_NUMBERS = re.compile(r"(?<=[\d.)])\s*[xX]\s*(?=[\d(.])")
+_THOUSANDS_COMMA = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_THOUSANDS_SPACE = re.compile(r"(?<![\w.])\d{1,3}(?: \d{3})+(?![\d])")
+_UNIT_TAIL_CHARS = frozenset("%/ ")
+
+
+def _unreadable(text: str, reason: str) -> AnswerError:
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    return AnswerError(f"cannot read {shown!r}: {reason}; {ANSWER_EXAMPLES}")
+
+
+def _normalise(text: str) -> str:
+    text = _SUPERSCRIPT_RUN.sub(lambda m: "**(" + m[0].translate(_SUPERSCRIPT) + ")", text)
+    text = unicodedata.normalize("NFKC", text).translate(_REPLACEMENTS)
+    text = " ".join(text.split()).lstrip("=")
+    text = text.rstrip(".!") if text[-1:] in ".!" and text[-2:-1].isalpha() else text
+    text = text.replace("^", "**")
+    return _TIMES_BETWEEN_NUMBERS.sub("*", text).strip()
+
+
+def _split_unit(text: str) -> tuple[str, str]:
+    """Split '2*32 GiB' into ('2*32', 'GiB'): the unit is the trailing run of letters."""
+    start = len(text)
+    while start > 0 and (text[start - 1].isalpha() or text[start - 1] in _UNIT_TAIL_CHARS):
+        start -= 1
+    return text[:start].strip(), text[start:].strip()
+
+
+def _to_base(number: int | float, spec: UnitSpec) -> float:
+    if isinstance(number, int) and (number * spec.mul) % spec.div == 0:
+        return float((number * spec.mul) // spec.div)
+    return float(number) * spec.mul / spec.div
+
+
+def parse_answer(text: str) -> Parsed:
+    """Read a typed answer: a number or arithmetic, optionally followed by a unit.
+
+    Accepts `536870912`, `536,870,912`, `536 870 912`, `5.4e8`, `5.4 x 10^8`,
+    `3/4`, `75%`, `2*32*8*128*4096*2`, and any of those followed by a unit such
+    as `GiB`, `gigabytes`, `Gb` (bits), `ms`, `TB/s`, `TFLOPS`, `tokens per
+    second`, optionally with `per request`. Anything else raises AnswerError
+    with examples of what works.
+    """
+    if not isinstance(text, str):
+        raise AnswerError(f"an answer must be text; {ANSWER_EXAMPLES}")
+    if len(text) > MAX_ANSWER_CHARS:
+        raise AnswerError(
+            f"that answer is too long ({len(text):,} characters; at most "
+            f"{MAX_ANSWER_CHARS:,}); {ANSWER_EXAMPLES}"
+        )
+    original = text.strip()
+    if not original:
+        raise AnswerError(f"the answer is empty; {ANSWER_EXAMPLES}")
+    head, tail = _split_unit(_normalise(original))
+    if not head:
+        raise _unreadable(original, "there is no number in it")
+    spec = None
+    if tail:
+        spec = parse_unit(tail)
+        if spec is None:
+            raise _unreadable(original, f"{tail!r} is not a unit I know (I read {_UNIT_EXAMPLES})")
+    head = _THOUSANDS_COMMA.sub(lambda m: m[0].replace(",", ""), head)
+    head = _THOUSANDS_SPACE.sub(lambda m: m[0].replace(" ", ""), head)
+    try:
+        expr = compile_expr(head, max_chars=MAX_ANSWER_CHARS)
+        if expr.names:
+            name = sorted(expr.names)[0]
+            raise _unreadable(original, f"{name!r} is not a number or a unit I know")
+        number = expr.evaluate({})
+    except ExprError as exc:
+        reason = str(exc)
+        if "," in head and "comma" in reason:
+            reason = "commas may only group thousands (536,870,912); decimals take a point (1.5)"
+        raise _unreadable(original, reason) from None
+    if spec is None:
+        return Parsed(value=float(number), number=float(number))
+    try:
+        value = _to_base(number, spec)
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value):
+        raise _unreadable(original, "the number is too large")
+    return Parsed(
+        value=value,
+        dimension=spec.dimension,
+        unit_symbol=spec.symbol,
+        decimal_prefix=spec.decimal_prefix,
+        bits=spec.bits,
+        number=float(number),
+    )

@@ -137,3 +137,173 @@ def test_parse_unit(text, symbol, dimension, base, decimal, bits):
 @pytest.mark.parametrize("text", ["", "iB", "furlongs", "GB/GB", "tokens/s/s/s", "s/GB"])
 def test_parse_unit_unknown(text):
     assert parse_unit(text) is None
+
+
+# --- reading answers -----------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from drill.errors import AnswerError  # noqa: E402
+from drill.units import ANSWER_EXAMPLES, DIMENSIONS, parse_answer  # noqa: E402
+
+GIB = 2**30
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "dimension", "symbol", "decimal", "bits"),
+    [
+        ("536870912", 536870912, None, None, None, False),
+        ("536,870,912", 536870912, None, None, None, False),
+        ("536_870_912", 536870912, None, None, None, False),
+        ("536 870 912", 536870912, None, None, None, False),
+        ("5.4e8", 5.4e8, None, None, None, False),
+        ("5.4E8", 5.4e8, None, None, None, False),
+        ("5.4×10^8", 5.4e8, None, None, None, False),
+        ("5.4 x 10^8", 5.4e8, None, None, None, False),
+        ("5.4 × 10⁸", 5.4e8, None, None, None, False),
+        ("2^29", 536870912, None, None, None, False),
+        ("3/4", 0.75, None, None, None, False),
+        ("0.75", 0.75, None, None, None, False),
+        ("75%", 0.75, "fraction", "%", None, False),
+        ("75 %", 0.75, "fraction", "%", None, False),
+        ("75 percent", 0.75, "fraction", "%", None, False),
+        ("2*32*8*128*4096*2", 536870912, None, None, None, False),
+        ("2 · 32 · 8 · 128 · 4096 · 2", 536870912, None, None, None, False),
+        ("−3", -3, None, None, None, False),
+        ("0.5 GiB", GIB / 2, "bytes", "GiB", False, False),
+        ("0.5GiB", GIB / 2, "bytes", "GiB", False, False),
+        ("0.5 gib", GIB / 2, "bytes", "GiB", False, False),
+        ("0.5 gibibytes", GIB / 2, "bytes", "GiB", False, False),
+        ("512 MiB per request", GIB / 2, "bytes", "MiB", False, False),
+        ("≈ 0.5 GiB.", GIB / 2, "bytes", "GiB", False, False),
+        ("0.537 GB", 537e6, "bytes", "GB", True, False),
+        ("0.537 gigabytes", 537e6, "bytes", "GB", True, False),
+        ("537 MB", 537e6, "bytes", "MB", True, False),
+        ("536870912 bytes", 536870912, "bytes", "bytes", None, False),
+        ("536870912 B", 536870912, "bytes", "B", None, False),
+        ("2*32*8*128*4096*2 bytes", 536870912, "bytes", "bytes", None, False),
+        ("4 Gb", 5e8, "bytes", "Gb", True, True),
+        ("4 gigabits", 5e8, "bytes", "Gb", True, True),
+        ("4294967296 bits", GIB / 2, "bytes", "bits", None, True),
+        ("1.2 ms", 0.0012, "seconds", "ms", None, False),
+        ("1.2 µs", 1.2e-6, "seconds", "µs", None, False),
+        ("1.2 μs", 1.2e-6, "seconds", "µs", None, False),
+        ("1.2 us", 1.2e-6, "seconds", "µs", None, False),
+        ("30 ns", 3e-8, "seconds", "ns", None, False),
+        ("2 sec", 2, "seconds", "s", None, False),
+        ("2 seconds", 2, "seconds", "s", None, False),
+        ("1.5 minutes", 90, "seconds", "min", None, False),
+        ("20 ms/token", 0.02, "seconds", "ms", None, False),
+        ("3.35 TB/s", 3.35e12, "bytes_per_s", "TB/s", True, False),
+        ("3.35 TB per second", 3.35e12, "bytes_per_s", "TB/s", True, False),
+        ("3.12 TiB/s", 3.12 * 2**40, "bytes_per_s", "TiB/s", False, False),
+        ("400 Gbps", 5e10, "bytes_per_s", "Gb/s", True, True),
+        ("312 TFLOPS", 312e12, "flop_per_s", "TFLOP/s", True, False),
+        ("312 TFLOP/s", 312e12, "flop_per_s", "TFLOP/s", True, False),
+        ("312 tflop/S", 312e12, "flop_per_s", "TFLOP/s", True, False),
+        ("1.2 PFLOPS", 1.2e15, "flop_per_s", "PFLOP/s", True, False),
+        ("14 GFLOP", 14e9, "flop", "GFLOP", True, False),
+        ("14 GFLOPs", 14e9, "flop", "GFLOP", True, False),
+        ("4,096 tokens", 4096, "tokens", "tokens", None, False),
+        ("1,000 tok/s", 1000, "tokens_per_s", "tokens/s", None, False),
+        ("50 tokens per second", 50, "tokens_per_s", "tokens/s", None, False),
+        ("8 requests", 8, "requests", "requests", None, False),
+        ("1 request", 1, "requests", "requests", None, False),
+        ("150 FLOP/byte", 150, "flop_per_byte", "FLOP/B", None, False),
+        ("150 flops per byte", 150, "flop_per_byte", "FLOP/B", None, False),
+        ("4x", 4, "count", "×", None, False),
+        ("4×", 4, "count", "×", None, False),
+    ],
+)
+def test_parse_answer(text, value, dimension, symbol, decimal, bits):
+    parsed = parse_answer(text)
+    assert parsed.value == pytest.approx(value, rel=1e-12)
+    assert (parsed.dimension, parsed.unit_symbol, parsed.decimal_prefix, parsed.bits) == (
+        dimension,
+        symbol,
+        decimal,
+        bits,
+    )
+
+
+def test_parse_answer_keeps_the_written_number():
+    assert parse_answer("0.5 GiB").number == 0.5
+    assert parse_answer("75%").number == 75
+    assert parse_answer("536870912").value == 536870912.0
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("", "the answer is empty"),
+        ("   ", "the answer is empty"),
+        ("GiB", "there is no number in it"),
+        ("half a gig", "there is no number in it"),
+        ("0.5 furlongs", "'furlongs' is not a unit I know"),
+        ("2*pi", "'pi' is not a unit I know"),
+        ("1,5 GiB", "commas may only group thousands"),
+        ("2 + GiB", "cannot read"),
+        ("9**9**9**9", "too large"),
+        ("1e999", "not a finite number"),
+        ("1e308 EB", "too large"),
+        ("1/0", "division by zero"),
+        ("x" * 200_000, r"too long \(200,000 characters"),
+    ],
+)
+def test_parse_answer_unreadable(text, reason):
+    with pytest.raises(AnswerError, match=reason) as info:
+        parse_answer(text)
+    assert ANSWER_EXAMPLES in str(info.value)
+    assert ANSWER_EXAMPLES == "try 0.5 GiB, 536,870,912, 2*32*8*128*4096*2 or 75%"
+
+
+@settings(max_examples=500)
+@given(st.text(max_size=60))
+def test_arbitrary_text_only_raises_answer_error(text):
+    try:
+        parsed = parse_answer(text)
+    except AnswerError:
+        return
+    assert parsed.value == parsed.value  # a real number, not NaN
+
+
+_ANSWERISH = st.text(alphabet="0123456789.,_ %/*x^eEkKMGTiBbsmun-()", max_size=30)
+
+
+@settings(max_examples=500)
+@given(_ANSWERISH)
+def test_answer_like_text_only_raises_answer_error(text):
+    try:
+        parse_answer(text)
+    except AnswerError:
+        pass
+
+
+SYMBOLS = [
+    "B", "kB", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "Gb", "Mb", "bits",
+    "ns", "us", "µs", "ms", "s", "min",
+    "B/s", "MB/s", "GB/s", "TB/s", "GiB/s", "Gbps",
+    "FLOP", "GFLOP", "TFLOP", "PFLOP", "FLOP/s", "TFLOP/s", "TFLOPS", "PFLOP/s",
+    "tokens", "tokens/s", "tok/s", "requests", "%", "FLOP/B", "x",
+]  # fmt: skip
+_VALUES = st.floats(min_value=1e-12, max_value=1e18) | st.integers(0, 10**15)
+
+
+@settings(max_examples=400)
+@given(st.sampled_from(SYMBOLS), _VALUES, st.booleans(), st.integers(1, 6))
+def test_format_then_parse_round_trips(symbol, magnitude, negative, digits):
+    value = -magnitude if negative else magnitude
+    text = format_quantity(value, symbol, digits=digits)
+    parsed = parse_answer(text)
+    assert parsed.dimension == parse_unit(symbol).dimension
+    assert parsed.value == pytest.approx(value, rel=0.5 * 10 ** (1 - digits) * 1.0001)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(sorted(DIMENSIONS)), _VALUES)
+def test_best_fit_format_then_parse_round_trips(dimension, value):
+    text = format_quantity(value, dimension)
+    parsed = parse_answer(text)
+    assert parsed.dimension == (None if dimension == "count" else dimension)
+    assert parsed.value == pytest.approx(value, rel=0.005 * 1.0001)
