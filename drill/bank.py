@@ -122,9 +122,12 @@ def _yaml_problem(path: str, exc: yaml.YAMLError, last_line: int) -> LintError:
     problem_mark = getattr(exc, "problem_mark", None)
     context_mark = getattr(exc, "context_mark", None)
     mark = problem_mark or context_mark
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if context_mark is not None and "end of stream" in problem:
+        # an unclosed quote or bracket: where it opened is the useful line
+        mark = context_mark
     # a problem noticed at the end of the file is reported on its last line
     line = min(mark.line + 1, last_line) if mark is not None else 1
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     marker = "could not determine a constructor for the tag "
     if problem.startswith(marker):
         tag = problem[len(marker) :].strip("'").replace("tag:yaml.org,2002:", "!!")

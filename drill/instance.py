@@ -245,6 +245,16 @@ def misconception_feedback(
     return name, _render(question.id, field, template, {**values, "value": value})
 
 
+def _common(question: Any, seed: int) -> dict[str, Any]:
+    return {
+        "question_id": question.id,
+        "kind": question.kind,
+        "seed": seed,
+        "topic": question.topic,
+        "difficulty": question.difficulty,
+    }
+
+
 def make_instance(
     question: Any,
     seed: int,
@@ -253,17 +263,11 @@ def make_instance(
     catalogue: Mapping[str, Any] | None = None,
 ) -> Instance:
     """The concrete item for `question` and `seed`: same id and seed, same item."""
-    common = {
-        "question_id": question.id,
-        "kind": question.kind,
-        "seed": seed,
-        "topic": question.topic,
-        "difficulty": question.difficulty,
-    }
     if isinstance(question, NumericQuestion):
-        return _numeric_instance(question, seed, common, presets, catalogue)
+        draw = draw_numeric(question, seed, presets)
+        return render_numeric(question, seed, draw, catalogue=catalogue)
     rng = instance_rng(question.id, seed)
-    base = {**common, "text": question.prompt, "explanation": question.explanation}
+    base = {**_common(question, seed), "text": question.prompt, "explanation": question.explanation}
     if isinstance(question, ConceptQuestion):
         return Instance(
             **base,
@@ -302,8 +306,14 @@ def _shuffled_not_identity(n: int, rng: random.Random) -> list[int]:
     return order[::-1]
 
 
-def _numeric_instance(question, seed, common, presets, catalogue) -> Instance:
-    draw = draw_numeric(question, seed, presets)
+def render_numeric(
+    question: NumericQuestion,
+    seed: int,
+    draw: NumericDraw,
+    *,
+    catalogue: Mapping[str, Any] | None = None,
+) -> Instance:
+    """The Instance of one numeric draw: its text, solution and feedback rendered."""
     values = text_values(question, draw)
     qid = question.id
     wrong: list[MisconceptionValue] = []
@@ -316,7 +326,7 @@ def _numeric_instance(question, seed, common, presets, catalogue) -> Instance:
             wrong.append(MisconceptionValue(item.id, name, value, feedback))
     tolerance = question.tolerance
     return Instance(
-        **common,
+        **_common(question, seed),
         text=_render(qid, ("prompt",), question.prompt, values),
         params=dict(draw.values),
         expected=draw.expected,

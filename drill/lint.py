@@ -23,7 +23,8 @@ from drill.instance import (
     InstanceError,
     compiled,
     dotted,
-    make_instance,
+    draw_numeric,
+    render_numeric,
 )
 from drill.schema import ConceptQuestion, NumericQuestion, OrderQuestion, PresetParam
 
@@ -111,7 +112,7 @@ def lint_bank(
                 if item in seen:
                     report.add(("items", i), f"'{item}' appears twice; the order is ambiguous")
                 seen.add(item)
-        problems.extend(report.problems)
+        problems.extend(sorted(report.problems, key=lambda p: p.line))
     return problems
 
 
@@ -187,10 +188,12 @@ def lint_numeric(
         if item.id not in catalogue:
             report.add(("misconceptions", i, "id"), f"'{item.id}' is not in the catalogue")
 
+    before = len(report.problems)
     shown = _check_placeholders(question, report, known | set(defined), catalogue)
+    texts_ok = len(report.problems) == before
     _check_params_used(question, report, defined, used, shown, derived_uses)
     if compiles:
-        _check_draws(question, report, draws, catalogue, presets)
+        _check_draws(question, report, draws, catalogue, presets, render=texts_ok)
 
 
 def _check_placeholders(question, report, known, catalogue) -> set[str]:
@@ -233,24 +236,27 @@ def _check_params_used(question, report, defined, used, shown, derived_uses) -> 
             report.add(("params", name), "is not shown in the prompt")
 
 
-def _check_draws(question, report, draws, catalogue, presets) -> None:
+def _check_draws(question, report, draws, catalogue, presets, *, render: bool) -> None:
+    """Draw seeds 0..draws-1; `render` also renders each draw's text."""
     for seed in range(draws):
         try:
-            instance = make_instance(question, seed, presets=presets, catalogue=catalogue)
+            draw = draw_numeric(question, seed, presets)
         except InstanceError as exc:
             report.add(exc.field, f"on seed {seed}: {exc.detail}")
             continue
-        except BankError as exc:
-            report.add((), f"on seed {seed}: {exc}")
+        expected = draw.expected
+        if not (math.isfinite(expected) and expected > 0):
+            report.add(("answer",), f"is {expected:g} on seed {seed}; it must be positive")
             continue
-        expected = instance.expected
-        if not (isinstance(expected, int | float) and math.isfinite(expected) and expected > 0):
-            report.add(("answer",), f"is {expected!r} on seed {seed}; it must be positive")
-            continue
-        for i, wrong in enumerate(instance.misconceptions):
+        for i, value in enumerate(draw.misconception_values):
             field = ("misconceptions", i, "expr")
-            if not report.seen(field) and within_tolerance(wrong.value, expected, question):
-                report.add(
-                    field,
-                    f"'{wrong.id}' gives the right answer ({wrong.value:g}) on seed {seed}",
-                )
+            if not report.seen(field) and within_tolerance(value, expected, question):
+                wrong_id = question.misconceptions[i].id
+                message = f"'{wrong_id}' gives the right answer ({value:g}) on seed {seed}"
+                report.add(field, message)
+        if render:
+            try:
+                render_numeric(question, seed, draw, catalogue=catalogue)
+            except InstanceError as exc:
+                report.add(exc.field, f"on seed {seed}: {exc.detail}")
+                render = False  # one text problem is enough; the numbers still get checked
