@@ -343,7 +343,10 @@ def shape_from_config_dict(
         raise ConfigError(f"a config must be a JSON object, not a {type(d).__name__}")
     # multimodal checkpoints nest the language model's fields under text_config
     if "num_hidden_layers" not in d and isinstance(d.get("text_config"), dict):
-        d = {"torch_dtype": d.get("torch_dtype", d.get("dtype")), **d["text_config"]}
+        outer_dtype = d.get("torch_dtype") or d.get("dtype")
+        d = dict(d["text_config"])
+        if d.get("torch_dtype") is None and d.get("dtype") is None:
+            d["torch_dtype"] = outer_dtype
     layers = _int_field(d, "num_hidden_layers")
     q_heads = _int_field(d, "num_attention_heads")
     kv_heads = _int_field(d, "num_key_value_heads", required=False) or q_heads
@@ -372,7 +375,7 @@ def shape_from_config_dict(
                 "and there is no head_dim field"
             )
         head_dim = hidden // q_heads
-    raw_dtype = d.get("torch_dtype", d.get("dtype"))
+    raw_dtype = d.get("torch_dtype") or d.get("dtype")
     dtype = None
     if raw_dtype is not None:
         try:

@@ -1,0 +1,623 @@
+"""The KV byte formula, dtypes, presets and config.json reading, with hand-computed values."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from drill.errors import ConfigError
+from drill.kvmath import (
+    DTYPE_BYTES,
+    ModelShape,
+    canonical_dtype,
+    check_count,
+    dtype_bytes,
+    get_preset,
+    kv_cache_bytes,
+    kv_estimate,
+    load_presets,
+    parse_count,
+    presets_from_mapping,
+    shape_from_config,
+    shape_from_config_dict,
+)
+
+CONFIGS = Path(__file__).parent / "configs"
+
+
+def _shape(layers=32, kv_heads=8, head_dim=128, dtype="fp16", **kw) -> ModelShape:
+    return ModelShape("t", "test shape", layers, None, kv_heads, head_dim, dtype=dtype, **kw)
+
+
+# --- the lesson's worked example ------------------------------------------------------
+
+
+def test_lesson_example_one_request_is_half_a_gib():
+    assert kv_cache_bytes(32, 8, 128, 4096, 2) == 536_870_912
+    assert kv_cache_bytes(32, 8, 128, 4096, 2) == 2**29
+
+
+def test_lesson_example_sixteen_requests_are_8_gib():
+    assert kv_cache_bytes(32, 8, 128, 4096, 2, requests=16) == 8 * 2**30
+
+
+def test_lesson_pitfall_two_kv_heads_one_byte():
+    assert kv_cache_bytes(32, 2, 128, 4096, 1) == 2 * 32 * 2 * 128 * 4096 * 1
+    assert kv_cache_bytes(32, 2, 128, 4096, 1) == 67_108_864
+
+
+def test_reserving_8192_for_2048_live_wastes_three_quarters():
+    e = kv_estimate(_shape(), 2048, requests=16, reserve=8192)
+    assert e.waste_fraction == 0.75
+    assert e.total_bytes == 16 * 2 * 32 * 8 * 128 * 2048 * 2  # 4 GiB live
+    assert e.reserved_bytes == 17_179_869_184  # 16 GiB reserved
+    # the waste does not depend on heads or dtype
+    pitfall = kv_estimate(_shape(kv_heads=2, dtype="int8"), 2048, requests=16, reserve=8192)
+    assert pitfall.waste_fraction == 0.75
+
+
+def test_lesson_example_estimate_and_formula():
+    e = kv_estimate(_shape(), 4096)
+    assert (e.bytes_per_token, e.bytes_per_request, e.total_bytes) == (131_072, 2**29, 2**29)
+    assert e.cached_tokens == 4096
+    assert e.formula == (
+        "2 · layers · kv_heads · head_dim · seq_len · dtype_bytes"
+        " = 2 · 32 · 8 · 128 · 4096 · 2 = 536,870,912 bytes"
+    )
+    assert e.notes == ()
+    assert e.reserved_bytes is None and e.waste_fraction is None
+
+
+def test_estimate_with_requests_shows_them_in_the_formula():
+    e = kv_estimate(_shape(), 4096, requests=16)
+    assert e.total_bytes == 8_589_934_592
+    assert e.bytes_per_request == 536_870_912
+    assert e.formula.endswith("= 2 · 32 · 8 · 128 · 4096 · 2 · 16 = 8,589,934,592 bytes")
+
+
+def test_reserve_below_live_length_is_an_error():
+    with pytest.raises(ConfigError, match="reserve .* less than seq_len"):
+        kv_estimate(_shape(), 4096, reserve=2048)
+
+
+# --- dtypes ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "width", "short"),
+    [
+        ("fp32", 4, "fp32"),
+        ("float32", 4, "fp32"),
+        ("FP16", 2, "fp16"),
+        ("half", 2, "fp16"),
+        ("torch.float16", 2, "fp16"),
+        ("bf16", 2, "bf16"),
+        ("bfloat16", 2, "bf16"),
+        ("torch.bfloat16", 2, "bf16"),
+        ("BFloat16", 2, "bf16"),
+        ("fp8", 1, "fp8"),
+        ("float8_e4m3fn", 1, "fp8"),
+        ("float8_e5m2", 1, "fp8"),
+        ("fp8_e4m3", 1, "fp8"),
+        ("int8", 1, "int8"),
+        ("int4", 0.5, "int4"),
+        (" Int4 ", 0.5, "int4"),
+    ],
+)
+def test_dtype_spellings(name, width, short):
+    assert dtype_bytes(name) == width
+    assert canonical_dtype(name) == short
+
+
+def test_dtype_table_holds_the_documented_widths():
+    assert DTYPE_BYTES["fp32"] == 4
+    assert DTYPE_BYTES["bfloat16"] == 2
+    assert DTYPE_BYTES["int8"] == 1
+    assert DTYPE_BYTES["int4"] == 0.5
+
+
+def test_unknown_dtype_lists_valid_names():
+    with pytest.raises(ConfigError) as err:
+        dtype_bytes("fp12")
+    message = str(err.value)
+    assert "'fp12'" in message
+    assert "bf16" in message and "int4" in message and "float16" in message
+
+
+# --- exact integers and validation ----------------------------------------------------
+
+
+def test_int4_stays_exact():
+    assert kv_cache_bytes(1, 1, 1, 1, 0.5) == 1
+    assert kv_cache_bytes(32, 8, 128, 4096, 0.5) == 2**27
+    assert isinstance(kv_cache_bytes(32, 8, 128, 4096, 0.5), int)
+
+
+def test_a_fractional_byte_count_is_refused():
+    with pytest.raises(ConfigError, match="not a whole number of bytes"):
+        kv_cache_bytes(1, 1, 1, 1, 0.3)  # 2 · 0.3 = 0.6 bytes
+    assert kv_cache_bytes(1, 1, 1, 5, 0.3) == 3  # 0.3 is read as 3/10, not its binary neighbour
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (0, "seq_len must be at least 1, got 0"),
+        (-4096, "seq_len must be at least 1, got -4096"),
+        (4096.5, "seq_len must be a whole number, got 4096.5"),
+        ("4096", "seq_len must be a whole number, got '4096'"),
+        (True, "seq_len must be a whole number, got True"),
+        (float("nan"), "seq_len must be a whole number, got nan"),
+        (2**31 + 1, "seq_len = 2,147,483,649 is absurdly large"),
+    ],
+)
+def test_bad_sizes_are_config_errors(value, message):
+    with pytest.raises(ConfigError, match=message):
+        kv_cache_bytes(32, 8, 128, value, 2)
+
+
+def test_whole_floats_are_accepted_as_counts():
+    assert check_count(4096.0, "seq_len") == 4096
+    assert kv_cache_bytes(32.0, 8, 128, 4096, 2) == 536_870_912
+
+
+def test_a_total_over_2_to_the_80_is_refused():
+    with pytest.raises(ConfigError, match="absurdly large"):
+        kv_cache_bytes(2**31, 2**31, 2**20, 2**31, 2)
+    with pytest.raises(ConfigError, match="absurdly large"):
+        kv_estimate(get_preset("llama-3.1-405b"), 2**31, requests=2**31)
+
+
+@pytest.mark.parametrize("width", [0, -2, 17, float("inf"), "2", None])
+def test_bad_dtype_widths_are_refused(width):
+    with pytest.raises(ConfigError, match="dtype_bytes"):
+        kv_cache_bytes(32, 8, 128, 4096, width)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("4096", 4096), ("4,096", 4096), ("1_000_000", 10**6), (" 16 ", 16)]
+)
+def test_parse_count_reads_typed_numbers(text, value):
+    assert parse_count(text, "--seq") == value
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("4096.5", "--seq must be a whole number, got '4096.5'"),
+        ("4k", "--seq must be a whole number, got '4k'"),
+        ("", "--seq must be a whole number, got ''"),
+        ("40,96", "--seq must be a whole number"),
+        ("0", "--seq must be at least 1, got 0"),
+        ("-5", "--seq must be at least 1, got -5"),
+        ("99999999999", "--seq = 99,999,999,999 is absurdly large"),
+    ],
+)
+def test_parse_count_refuses_what_is_not_a_count(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_count(text, "--seq")
+
+
+# --- properties -----------------------------------------------------------------------
+
+small = st.integers(min_value=1, max_value=4096)
+widths = st.sampled_from([4, 2, 1, 0.5])
+
+
+@given(small, small, small, small, widths, st.integers(min_value=1, max_value=512))
+def test_kv_bytes_is_the_product(layers, kv_heads, head_dim, seq, width, requests):
+    expected = layers * kv_heads * head_dim * seq * requests * int(2 * width)
+    assert kv_cache_bytes(layers, kv_heads, head_dim, seq, width, requests) == expected
+
+
+@given(small, small, small, small, small, widths)
+def test_kv_bytes_is_linear_in_seq_len(layers, kv_heads, head_dim, seq_a, seq_b, width):
+    def f(seq: int) -> int:
+        return kv_cache_bytes(layers, kv_heads, head_dim, seq, width)
+
+    assert f(seq_a + seq_b) == f(seq_a) + f(seq_b)
+
+
+@given(small, small, small, small, widths, st.integers(min_value=1, max_value=1000))
+def test_kv_bytes_scales_with_requests(layers, kv_heads, head_dim, seq, width, requests):
+    one = kv_cache_bytes(layers, kv_heads, head_dim, seq, width)
+    assert kv_cache_bytes(layers, kv_heads, head_dim, seq, width, requests) == requests * one
+
+
+@given(small, small, small, small, st.sampled_from(["fp32", "bf16", "fp8", "int4"]))
+def test_an_estimate_without_window_or_mla_is_the_formula(layers, kv_heads, head_dim, seq, dt):
+    e = kv_estimate(_shape(layers, kv_heads, head_dim, dt), seq, requests=3)
+    assert e.total_bytes == kv_cache_bytes(layers, kv_heads, head_dim, seq, dtype_bytes(dt), 3)
+    assert e.bytes_per_request * 3 == e.total_bytes
+    assert e.bytes_per_token * seq == e.bytes_per_request
+
+
+@given(st.integers(min_value=1, max_value=2**31))
+def test_parse_count_reads_back_any_count_with_separators(n):
+    assert parse_count(f"{n:,}", "n") == n
+    assert parse_count(f"{n:_}", "n") == n
+    assert parse_count(str(n), "n") == n
+
+
+# --- presets --------------------------------------------------------------------------
+
+# bytes per token at each preset's own dtype, worked by hand:
+# 2 · layers · kv_heads · head_dim · dtype_bytes, or layers · (latent + rope) · dtype_bytes
+PRESET_BYTES_PER_TOKEN = {
+    "llama-3-8b": 131_072,  # 2·32·8·128·2
+    "llama-3-70b": 327_680,  # 2·80·8·128·2
+    "llama-3.1-405b": 516_096,  # 2·126·8·128·2
+    "mistral-7b-v0.1": 131_072,  # 2·32·8·128·2
+    "mixtral-8x7b": 131_072,  # 2·32·8·128·2
+    "qwen2.5-7b": 57_344,  # 2·28·4·128·2
+    "qwen2.5-72b": 327_680,  # 2·80·8·128·2
+    "gemma-2-9b": 344_064,  # 2·42·8·256·2
+    "phi-3-mini": 393_216,  # 2·32·32·96·2
+    "deepseek-v3": 70_272,  # 61·(512+64)·2
+    "opt-13b": 819_200,  # 2·40·40·128·2, the PagedAttention paper's 800 KB
+}
+
+# layers, q_heads, kv_heads, head_dim, hidden, as in each model's public config.json
+PRESET_SHAPES = {
+    "llama-3-8b": (32, 32, 8, 128, 4096),
+    "llama-3-70b": (80, 64, 8, 128, 8192),
+    "llama-3.1-405b": (126, 128, 8, 128, 16384),
+    "mistral-7b-v0.1": (32, 32, 8, 128, 4096),
+    "mixtral-8x7b": (32, 32, 8, 128, 4096),
+    "qwen2.5-7b": (28, 28, 4, 128, 3584),
+    "qwen2.5-72b": (80, 64, 8, 128, 8192),
+    "gemma-2-9b": (42, 16, 8, 256, 3584),
+    "phi-3-mini": (32, 32, 32, 96, 3072),
+    "deepseek-v3": (61, 128, 128, 128, 7168),
+    "opt-13b": (40, 40, 40, 128, 5120),
+}
+
+
+def test_the_preset_list_is_the_documented_one():
+    assert set(load_presets()) == set(PRESET_BYTES_PER_TOKEN)
+
+
+@pytest.mark.parametrize(("name", "per_token"), sorted(PRESET_BYTES_PER_TOKEN.items()))
+def test_preset_bytes_per_token(name, per_token):
+    assert kv_estimate(get_preset(name), 1).bytes_per_token == per_token
+
+
+@pytest.mark.parametrize(("name", "numbers"), sorted(PRESET_SHAPES.items()))
+def test_preset_shapes_match_the_public_configs(name, numbers):
+    s = get_preset(name)
+    assert (s.layers, s.q_heads, s.kv_heads, s.head_dim, s.hidden) == numbers
+
+
+def test_opt_13b_is_800_kib_per_token():
+    assert kv_estimate(get_preset("opt-13b"), 1).bytes_per_token == 819_200
+    assert get_preset("opt-13b").dtype == "fp16"
+
+
+def test_every_preset_carries_what_question_banks_use():
+    for name, s in load_presets().items():
+        fields = (s.layers, s.kv_heads, s.q_heads, s.head_dim, s.hidden, s.dtype, s.params)
+        assert None not in fields, name
+        assert s.source, name
+        assert dtype_bytes(s.dtype) in (1, 2, 4), name
+        assert s.params > 10**9, name
+
+
+def test_window_and_mla_presets():
+    assert get_preset("mistral-7b-v0.1").sliding_window == 4096
+    assert get_preset("mistral-7b-v0.1").window_layers == 32
+    gemma = get_preset("gemma-2-9b")
+    assert (gemma.sliding_window, gemma.window_layers, gemma.global_layers) == (4096, 21, 21)
+    for name in ("mixtral-8x7b", "qwen2.5-7b", "qwen2.5-72b", "llama-3-8b"):
+        assert get_preset(name).sliding_window is None, name
+    ds = get_preset("deepseek-v3")
+    assert (ds.kv_lora_rank, ds.qk_rope_head_dim, ds.is_mla) == (512, 64, True)
+
+
+def test_get_preset_ignores_case():
+    assert get_preset(" LLaMA-3-8B ").name == "llama-3-8b"
+
+
+def test_unknown_preset_suggests_the_closest_names():
+    with pytest.raises(ConfigError) as err:
+        get_preset("lama-3-8b")
+    assert str(err.value) == (
+        "unknown preset 'lama-3-8b'; did you mean llama-3-8b, llama-3-70b, llama-3.1-405b?"
+    )
+
+
+def test_unknown_preset_with_nothing_close_lists_all():
+    with pytest.raises(ConfigError, match="known: llama-3-8b, .*opt-13b"):
+        get_preset("zzzz")
+
+
+def test_load_presets_returns_a_fresh_dict():
+    presets = load_presets()
+    presets.pop("opt-13b")
+    assert "opt-13b" in load_presets()
+
+
+_GOOD_ENTRY = {
+    "display_name": "X",
+    "layers": 2,
+    "q_heads": 4,
+    "kv_heads": 2,
+    "head_dim": 8,
+    "hidden": 32,
+    "dtype": "bfloat16",
+    "params": 1000,
+    "source": "made up",
+}
+
+
+def test_presets_from_mapping_reads_a_good_entry():
+    shape = presets_from_mapping({"x": _GOOD_ENTRY})["x"]
+    assert (shape.name, shape.dtype, shape.window_layers) == ("x", "bf16", 0)
+    windowed = presets_from_mapping({"x": {**_GOOD_ENTRY, "sliding_window": 16}})["x"]
+    assert windowed.window_layers == 2  # all layers unless said otherwise
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({k: v for k, v in _GOOD_ENTRY.items() if k != "hidden"}, "preset 'x': missing hidden"),
+        ({**_GOOD_ENTRY, "heads": 4}, "preset 'x': unknown heads"),
+        ({**_GOOD_ENTRY, "layers": -2}, "preset 'x': layers must be at least 1"),
+        ({**_GOOD_ENTRY, "q_heads": 5}, r"preset 'x': q_heads \(5\) must be a multiple"),
+        ({**_GOOD_ENTRY, "dtype": "fp12"}, "preset 'x': unknown dtype 'fp12'"),
+        ({**_GOOD_ENTRY, "kv_lora_rank": 8}, "needs both kv_lora_rank and qk_rope_head_dim"),
+        ({**_GOOD_ENTRY, "window_layers": 1}, "window_layers is set but sliding_window is not"),
+        ("nope", "preset 'x': expected a mapping of fields"),
+    ],
+)
+def test_presets_from_mapping_names_the_bad_entry(entry, message):
+    with pytest.raises(ConfigError, match=message):
+        presets_from_mapping({"x": entry})
+
+
+def test_presets_file_must_be_a_mapping():
+    with pytest.raises(ConfigError, match="expected a mapping of preset names"):
+        presets_from_mapping(["llama"])
+
+
+# --- Hugging Face config.json ---------------------------------------------------------
+
+
+def test_llama_config():
+    s = shape_from_config(CONFIGS / "llama-3-8b.json")
+    assert (s.layers, s.q_heads, s.kv_heads, s.head_dim, s.hidden) == (32, 32, 8, 128, 4096)
+    assert s.dtype == "bf16" and s.sliding_window is None
+    assert kv_estimate(s, 4096).bytes_per_request == 536_870_912
+
+
+def test_opt_config_gives_800_kib_per_token():
+    s = shape_from_config(CONFIGS / "opt-13b.json")
+    assert s.name == "facebook/opt-13b"
+    assert kv_estimate(s, 1).bytes_per_token == 819_200
+
+
+def test_mistral_v01_window_caps_the_cache():
+    s = shape_from_config(CONFIGS / "mistral-7b-v0.1.json")
+    assert (s.sliding_window, s.window_layers) == (4096, 32)
+    long = kv_estimate(s, 8192)
+    assert long.cached_tokens == 4096
+    assert long.bytes_per_request == 536_870_912  # 2·32·8·128·4096·2, not 8192 tokens
+    assert long.bytes_per_token == 131_072
+    assert long.notes[-1] == "sliding window: every layer keeps only the last 4,096 tokens"
+    assert "min(seq_len, window)" in long.formula
+    full = kv_estimate(s, 8192, ignore_window=True)
+    assert full.bytes_per_request == 1_073_741_824  # 2·32·8·128·8192·2
+    assert full.cached_tokens == 8192
+    assert "ignored" in full.notes[-1]
+
+
+def test_mistral_window_not_reached():
+    e = kv_estimate(shape_from_config(CONFIGS / "mistral-7b-v0.1.json"), 2048)
+    assert e.bytes_per_request == 268_435_456  # 2·32·8·128·2048·2
+    assert "not reached" in e.notes[-1]
+
+
+def test_reservation_on_a_windowed_model_is_capped_too():
+    e = kv_estimate(get_preset("mistral-7b-v0.1"), 2048, reserve=8192)
+    assert e.reserved_bytes == 536_870_912  # 4096 tokens, the window, per layer
+    assert e.waste_fraction == 0.5
+
+
+def test_qwen2_config_with_sliding_window_switched_off():
+    s = shape_from_config(CONFIGS / "qwen2.5-7b.json")
+    assert s.sliding_window is None and s.window_layers == 0
+    assert (s.layers, s.q_heads, s.kv_heads, s.head_dim) == (28, 28, 4, 128)
+    assert kv_estimate(s, 1).bytes_per_token == 57_344  # 2·28·4·128·2
+    assert kv_estimate(s, 32768).bytes_per_request == 1_879_048_192  # 57,344 · 32,768
+
+
+def test_gemma2_explicit_head_dim_and_alternating_window():
+    s = shape_from_config(CONFIGS / "gemma-2-9b.json")
+    assert s.head_dim == 256  # not 3584 / 16 = 224
+    assert (s.sliding_window, s.window_layers, s.global_layers) == (4096, 21, 21)
+    assert kv_estimate(s, 1).bytes_per_token == 344_064  # 2·42·8·256·2
+    assert kv_estimate(s, 4096).bytes_per_request == 1_409_286_144  # 344,064 · 4,096
+    e = kv_estimate(s, 8192)
+    assert e.bytes_per_request == 2_113_929_216  # 2·8·256·2 · (21·4096 + 21·8192)
+    assert e.formula == (
+        "2 · kv_heads · head_dim · (window_layers · min(seq_len, window) + global_layers · "
+        "seq_len) · dtype_bytes = 2 · 8 · 256 · (21 · 4096 + 21 · 8192) · 2 = 2,113,929,216 bytes"
+    )
+    assert e.notes[-1] == (
+        "sliding window: 21 of 42 layers keep only the last 4,096 tokens; "
+        "the other 21 attend globally and keep all 8,192"
+    )
+
+
+def test_deepseek_v3_mla_config():
+    s = shape_from_config(CONFIGS / "deepseek-v3.json")
+    assert (s.kv_lora_rank, s.qk_rope_head_dim, s.layers) == (512, 64, 61)
+    e = kv_estimate(s, 4096)
+    assert e.bytes_per_token == 61 * (512 + 64) * 2
+    assert e.bytes_per_token == 70_272
+    assert e.bytes_per_request == 287_834_112  # 70,272 · 4,096
+    assert e.formula == (
+        "layers · (kv_lora_rank + qk_rope_head_dim) · seq_len · dtype_bytes"
+        " = 61 · (512 + 64) · 4096 · 2 = 287,834,112 bytes"
+    )
+    assert "no factor 2" in e.notes[0]
+    assert kv_estimate(s, 1, dtype_bytes="fp8").bytes_per_token == 35_136  # 61·576·1
+
+
+def test_phi3_and_mixtral_configs():
+    phi = shape_from_config(CONFIGS / "phi-3-mini-4k.json")
+    assert (phi.head_dim, phi.sliding_window, phi.window_layers) == (96, 2047, 32)
+    mixtral = shape_from_config(CONFIGS / "mixtral-8x7b.json")
+    assert mixtral.sliding_window is None
+
+
+_SHAPE_FIELDS = (
+    "layers q_heads kv_heads head_dim hidden dtype sliding_window window_layers "
+    "kv_lora_rank qk_rope_head_dim"
+).split()
+
+
+@pytest.mark.parametrize(
+    ("config", "preset"),
+    [
+        ("llama-3-8b.json", "llama-3-8b"),
+        ("mistral-7b-v0.1.json", "mistral-7b-v0.1"),
+        ("mixtral-8x7b.json", "mixtral-8x7b"),
+        ("qwen2.5-7b.json", "qwen2.5-7b"),
+        ("gemma-2-9b.json", "gemma-2-9b"),
+        ("phi-3-mini-4k.json", "phi-3-mini"),
+        ("deepseek-v3.json", "deepseek-v3"),
+        ("opt-13b.json", "opt-13b"),
+    ],
+)
+def test_presets_agree_with_their_configs(config, preset):
+    from_config = shape_from_config(CONFIGS / config)
+    from_preset = get_preset(preset)
+    for field in _SHAPE_FIELDS:
+        assert getattr(from_config, field) == getattr(from_preset, field), field
+
+
+_BASE = {
+    "num_hidden_layers": 4,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "hidden_size": 512,
+    "torch_dtype": "float16",
+}
+
+
+def test_config_defaults_kv_heads_to_query_heads_and_derives_head_dim():
+    s = shape_from_config_dict({k: v for k, v in _BASE.items() if k != "num_key_value_heads"})
+    assert (s.kv_heads, s.head_dim) == (8, 64)
+
+
+def test_config_reads_the_newer_dtype_key_and_nested_text_config():
+    s = shape_from_config_dict({"dtype": "bfloat16", "text_config": {**_BASE, "torch_dtype": None}})
+    assert (s.layers, s.dtype) == (4, "bf16")
+
+
+def test_config_without_dtype_needs_one_for_an_estimate():
+    s = shape_from_config_dict({k: v for k, v in _BASE.items() if k != "torch_dtype"})
+    assert s.dtype is None
+    with pytest.raises(ConfigError, match="names no dtype"):
+        kv_estimate(s, 16)
+    assert kv_estimate(s, 16, dtype_bytes="fp16").total_bytes == 2 * 4 * 2 * 64 * 16 * 2
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"num_hidden_layers": None}, "missing field num_hidden_layers"),
+        ({"num_attention_heads": None}, "missing field num_attention_heads"),
+        ({"num_key_value_heads": 3}, r"num_attention_heads \(8\) is not a multiple of num_key"),
+        ({"num_key_value_heads": -2}, "num_key_value_heads must be at least 1, got -2"),
+        ({"num_hidden_layers": 0}, "num_hidden_layers must be at least 1, got 0"),
+        ({"num_hidden_layers": 4.5}, "num_hidden_layers must be a whole number"),
+        ({"num_hidden_layers": "4"}, "num_hidden_layers must be a whole number"),
+        ({"hidden_size": 500}, r"hidden_size \(500\) is not a multiple of num_attention_heads"),
+        ({"hidden_size": None}, "missing field head_dim"),
+        ({"head_dim": -64}, "head_dim must be at least 1"),
+        ({"torch_dtype": "float12"}, "torch_dtype: unknown dtype 'float12'"),
+        ({"sliding_window": 0}, "sliding_window must be at least 1"),
+        ({"kv_lora_rank": 512}, "missing field qk_rope_head_dim"),
+    ],
+)
+def test_bad_config_fields_are_named(change, message):
+    with pytest.raises(ConfigError, match=message):
+        shape_from_config_dict({**_BASE, **change})
+
+
+def test_explicit_head_dim_wins_over_hidden_size():
+    assert shape_from_config_dict({**_BASE, "head_dim": 128}).head_dim == 128
+
+
+def test_layer_types_say_which_layers_are_windowed():
+    layer_types = ["sliding_attention", "full_attention", "sliding_attention", "sliding_attention"]
+    s = shape_from_config_dict({**_BASE, "sliding_window": 16, "layer_types": layer_types})
+    assert (s.sliding_window, s.window_layers) == (16, 3)
+    with pytest.raises(ConfigError, match="layer_types must list one entry"):
+        shape_from_config_dict({**_BASE, "sliding_window": 16, "layer_types": ["full_attention"]})
+    none = shape_from_config_dict(
+        {**_BASE, "sliding_window": 16, "layer_types": ["full_attention"] * 4}
+    )
+    assert none.sliding_window is None
+
+
+def test_sliding_window_pattern_makes_every_nth_layer_global():
+    # Gemma 3 style: 12 layers, pattern 6 -> layers 6 and 12 global, 10 windowed
+    s = shape_from_config_dict(
+        {**_BASE, "num_hidden_layers": 12, "sliding_window": 1024, "sliding_window_pattern": 6}
+    )
+    assert (s.window_layers, s.global_layers) == (10, 2)
+
+
+def test_qwen2_max_window_layers_when_the_window_is_on():
+    s = shape_from_config_dict(
+        {**_BASE, "sliding_window": 32, "use_sliding_window": True, "max_window_layers": 1}
+    )
+    assert s.window_layers == 3
+    off = shape_from_config_dict(
+        {**_BASE, "sliding_window": 32, "use_sliding_window": True, "max_window_layers": 4}
+    )
+    assert off.sliding_window is None
+
+
+def test_config_folder_is_read_through_its_config_json(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(_BASE))
+    assert shape_from_config(tmp_path).layers == 4
+
+
+def test_missing_config_file_names_the_path(tmp_path):
+    path = tmp_path / "nope.json"
+    with pytest.raises(ConfigError, match=f"config file not found: {path}"):
+        shape_from_config(path)
+
+
+def test_config_that_is_not_json_names_the_path(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"num_hidden_layers": 32,')
+    with pytest.raises(ConfigError) as err:
+        shape_from_config(path)
+    assert str(err.value).startswith(f"{path} is not valid JSON (line 1")
+
+
+def test_config_that_is_not_utf8_names_the_path(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ConfigError, match=f"cannot read config file {path}"):
+        shape_from_config(path)
+
+
+def test_config_that_is_not_an_object_names_the_path(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text("[1, 2, 3]")
+    with pytest.raises(ConfigError, match=f"{path} must hold a JSON object, not a list"):
+        shape_from_config(path)
+
+
+def test_bad_field_in_a_file_names_file_and_field(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**_BASE, "num_key_value_heads": 3}))
+    with pytest.raises(ConfigError, match=f"^{path}: num_attention_heads .* num_key_value_heads"):
+        shape_from_config(path)
