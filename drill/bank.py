@@ -347,7 +347,7 @@ def _read_deck(path: Path, data: Any):
         description=description if isinstance(description, str) else None,
         question_ids=tuple(item.question.id for item in loaded),
     )
-    return info, loaded, problems
+    return info, loaded, sorted(problems, key=lambda p: p.line)
 
 
 # --------------------------------------------------------------------------- finding files
