@@ -1,0 +1,107 @@
+"""`kvdrill export` and `kvdrill import`: the review history as JSON Lines or CSV."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+FORMAT_HELP = """
+\b
+One record per review, oldest first. Fields, in order:
+  id             UUID of the review (required; the key for merging)
+  question_id    the question answered (required; need not be in the bank)
+  reviewed_at    ISO-8601 time in UTC, e.g. 2026-11-18T15:00:00.000000+00:00
+                 (required; a time without an offset is read as UTC)
+  rating         1 again, 2 hard, 3 good, 4 easy (required)
+  correct        true / false as graded; null for a self-rated answer
+  answer         the text typed, or null
+  duration_ms    milliseconds spent answering, or null
+  seed           integer seed that drew the numbers, or null
+  params         the drawn params (an object), or null
+  expected       expected value in the base unit of `unit`, or null
+  unit           the answer's dimension (bytes, seconds, ...), or null
+  misconception  id of the mistake recognised in the answer, or null
+  session_id     the quiz session, or null
+  cram           true for practice that left the schedule alone (default false)
+
+\b
+jsonl: one JSON object per line (UTF-8).
+csv:   a header row naming the columns, then one row per review; an empty
+       cell is null, booleans are true/false, params is JSON text.
+"""
+
+EXPORT_HELP = "Write your review history as JSON Lines (default) or CSV.\n" + FORMAT_HELP
+
+IMPORT_HELP = (
+    """Merge a review history file (JSON Lines or CSV) into the database.
+
+The format comes from the extension (.jsonl/.ndjson/.json, .csv), else from the first
+character. Reviews are merged by id: one already present is kept as it is, so importing
+the same file twice adds nothing. Reviews of questions not in the bank are kept. Then
+every card is rebuilt by replaying all non-cram reviews through FSRS in time order. A bad record
+stops the import with FILE:LINE and nothing from the file is imported.
+"""
+    + FORMAT_HELP
+)
+
+_db_option = click.option(
+    "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), help="Database file."
+)
+
+
+@click.command("export", help=EXPORT_HELP, short_help="Write your review history to a file.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "csv"]),
+    help="Output format (default: from -o's extension, else jsonl).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file instead of standard output.",
+)
+@_db_option
+def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> None:
+    from drill.errors import KvdrillError
+    from drill.history import iter_records, write_records
+    from drill.store import open_db
+
+    if fmt is None:
+        fmt = "csv" if output is not None and output.suffix.lower() == ".csv" else "jsonl"
+    db = open_db(db_path)
+    if output is None:
+        write_records(iter_records(db), sys.stdout, fmt)
+        return
+    try:
+        with output.open("w", encoding="utf-8", newline="") as out:
+            count = write_records(iter_records(db), out, fmt)
+    except OSError as exc:
+        raise KvdrillError(f"cannot write {output}: {exc.strerror}") from None
+    click.echo(f"Exported {count} reviews to {output}.", err=True)
+
+
+@click.command("import", help=IMPORT_HELP, short_help="Merge a review history file.")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "csv"]),
+    help="Read the file as this format instead of guessing.",
+)
+@_db_option
+def import_cmd(file: Path, fmt: str | None, db_path: Path | None) -> None:
+    from drill.history import import_history
+    from drill.srs import make_scheduler
+    from drill.store import open_db
+
+    db = open_db(db_path)
+    result = import_history(db, file, make_scheduler(), fmt=fmt)
+    present = result.read - result.added
+    click.echo(
+        f"Imported {result.added} new reviews from {file} ({present} already present);"
+        f" rebuilt {result.cards} cards."
+    )
