@@ -292,7 +292,10 @@ def get_preset(name: str) -> ModelShape:
     key = name.strip().lower()
     if key in presets:
         return presets[key]
-    close = difflib.get_close_matches(key, list(presets), n=3, cutoff=0.5)
+    # a name that starts with what was typed ("mistral-7b") beats a similar-looking one
+    starts = [n for n in presets if n.startswith(key)]
+    similar = difflib.get_close_matches(key, list(presets), n=3, cutoff=0.5)
+    close = list(dict.fromkeys(starts + similar))[:3]
     hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(presets)}"
     raise ConfigError(f"unknown preset {name!r}; {hint}")
 
