@@ -40,8 +40,8 @@ IMPORT_HELP = (
 The format comes from the extension (.jsonl/.ndjson/.json, .csv), else from the first
 character. Reviews are merged by id: one already present is kept as it is, so importing
 the same file twice adds nothing. Reviews of questions not in the bank are kept. Then
-every card is rebuilt by replaying all non-cram reviews through FSRS in time order. A bad record
-stops the import with FILE:LINE and nothing from the file is imported.
+every card is rebuilt by replaying all non-cram reviews through FSRS in time order. A
+bad record stops the import with FILE:LINE and nothing from the file is imported.
 """
     + FORMAT_HELP
 )
