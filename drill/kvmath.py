@@ -368,7 +368,8 @@ def shape_from_config_dict(
         )
     else:
         head_dim = None
-    head_dim = head_dim or _int_field(d, "head_dim", required=False)  # explicit wins
+    # an explicit head_dim wins over hidden_size / heads (Gemma 2 9B: 256, not 3584/16 = 224)
+    head_dim = head_dim or _int_field(d, "head_dim", required=False)
     if head_dim is None:
         if hidden is None:
             raise ConfigError("missing field head_dim (and no hidden_size to derive it)")

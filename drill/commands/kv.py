@@ -25,7 +25,9 @@ class _UsageError(click.ClickException):
 @click.option("--head-dim", metavar="N", help="Width of one head, by hand.")
 @click.option("--seq", metavar="N", help="Live tokens per request.")
 @click.option("--dtype", metavar="D", help="Cache dtype: bf16, fp16, fp8, int8, int4, fp32...")
-@click.option("--requests", metavar="N", default="1", show_default=True, help="Requests.")
+@click.option(
+    "--requests", metavar="N", default="1", show_default=True, help="Concurrent requests."
+)
 @click.option("--reserve", metavar="N", help="Tokens reserved per request, to show the waste.")
 @click.option("--ignore-window", is_flag=True, help="Count every layer at full length.")
 @click.option("--list-presets", is_flag=True, help="List the model presets.")
