@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drill.errors import ConfigError
+from drill.hfconfig import shape_from_config, shape_from_config_dict
 from drill.kvmath import (
     DTYPE_BYTES,
     ModelShape,
@@ -20,8 +21,6 @@ from drill.kvmath import (
     load_presets,
     parse_count,
     presets_from_mapping,
-    shape_from_config,
-    shape_from_config_dict,
 )
 
 CONFIGS = Path(__file__).parent / "configs"

@@ -7,7 +7,7 @@ import json
 
 import click
 
-from drill import kvmath
+from drill import hfconfig, kvmath
 from drill.units import format_bytes, format_number, format_quantity
 
 
@@ -101,7 +101,7 @@ def _shape_from_options(preset, config_path, layers, kv_heads, head_dim, dtype):
     if preset is not None:
         return kvmath.get_preset(preset), dtype
     if config_path is not None:
-        return kvmath.shape_from_config(config_path), dtype
+        return hfconfig.shape_from_config(config_path), dtype
     if not given[2]:
         raise _UsageError(
             "give a model: --preset NAME, --config PATH or --layers/--kv-heads/--head-dim"
