@@ -1,0 +1,630 @@
+"""Instance + answer -> Verdict: is it right, and if not, which mistake was it?
+
+`grade(instance, text)` dispatches on the instance's kind:
+
+numeric   The answer is read by `drill.units.parse_answer` into base units and
+          compared with the expected value under the instance's tolerance (default
+          1 % relative). In order, the verdict is
+            correct        the value matches (a bare number is read in base units);
+            unit           a bare number that matches in the unit the answer is shown
+                           in ("0.5" for 0.5 GiB, "75" for 75 %): right, rated Hard;
+                           or a unit of the wrong kind around the right number: wrong;
+            misconception  the value matches one of the question's named wrong answers,
+                           then one of the slips the grader knows by their ratio to the
+                           answer (bits-vs-bytes, gb-vs-gib, off-by-1024, ms-vs-s,
+                           off-by-1000, percent-vs-fraction, flops-2x);
+            magnitude      the right digits with the wrong power of ten, or within a
+                           factor of ten of the answer;
+            wrong          anything else;
+            unreadable     the text could not be read: the caller asks again.
+choice    Option numbers (1-based, as displayed) or letters: "2", "b", "a, c".
+order     Display numbers or letters in order: "3 1 4 2", "3,1,4,2", "c a d b".
+concept   Self-rated: `covered` says which key points' cues appear in the text.
+
+Suggested ratings (FSRS): 1 Again when wrong, 2 Hard when right only after a unit
+slip or a hint, 3 Good when right, 4 Easy when right within `fast_ms`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from drill.errors import AnswerError, BankError
+from drill.instance import Instance
+from drill.units import (
+    ANSWER_EXAMPLES,
+    Parsed,
+    best_fit_unit,
+    format_quantity,
+    parse_answer,
+    parse_unit,
+)
+
+Status = Literal["correct", "unit", "magnitude", "misconception", "unreadable", "wrong", "self"]
+
+AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
+# answers faster than this (per kind) suggest Easy
+FAST_MS = {"numeric": 15_000, "choice": 8_000, "order": 12_000}
+DEFAULT_TOLERANCE_REL = 0.01
+
+
+@dataclass(frozen=True)
+class Verdict:
+    correct: bool | None  # None for a self-rated concept answer
+    status: Status
+    value: float | None = None  # the answer read, in base units of `unit`
+    expected: float | None = None  # the expected value, in base units of `unit`
+    unit: str | None = None  # the question's dimension (a drill.schema.Unit)
+    misconception: str | None = None  # a catalogue id
+    misconception_name: str | None = None
+    feedback: str = ""  # one or a few lines for the user
+    rating: int = AGAIN  # suggested FSRS rating, 1-4
+    covered: tuple[bool, ...] = ()  # concept: one flag per key point
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["covered"] = list(self.covered)
+        return data
+
+
+# --------------------------------------------------------------------------- catalogue
+
+
+@dataclass(frozen=True)
+class MisconceptionInfo:
+    id: str
+    name: str  # short, e.g. "forgot the K+V factor of 2"
+    feedback: str  # the default explanation
+
+
+CATALOGUE_PATH = Path(__file__).resolve().parent.parent / "question_bank" / "misconceptions.yaml"
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*[a-z0-9]$")
+
+
+def load_misconception_catalogue(path: str | Path | None = None) -> dict[str, MisconceptionInfo]:
+    """id -> MisconceptionInfo from the catalogue file (read once per process)."""
+    return dict(_load_catalogue(str(path or CATALOGUE_PATH)))
+
+
+@functools.lru_cache(maxsize=8)
+def _load_catalogue(path: str) -> dict[str, MisconceptionInfo]:
+    import yaml
+
+    name = Path(path).name
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except OSError as exc:
+        raise BankError(f"{name}: cannot read the misconception catalogue: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}" if mark else name
+        raise BankError(f"{where}: the misconception catalogue is not valid YAML") from None
+    if not isinstance(data, dict):
+        raise BankError(f"{name}: the catalogue must map ids to {{name, feedback}}")
+    catalogue: dict[str, MisconceptionInfo] = {}
+    for key, entry in data.items():
+        if not isinstance(key, str) or not _ID.match(key):
+            raise BankError(f"{name}: {key!r} is not an id (lowercase letters, digits, dashes)")
+        if not isinstance(entry, dict) or set(entry) != {"name", "feedback"}:
+            raise BankError(f"{name}: '{key}' needs exactly the fields name and feedback")
+        if not all(isinstance(entry[f], str) and entry[f].strip() for f in ("name", "feedback")):
+            raise BankError(f"{name}: '{key}' needs a non-empty name and feedback")
+        catalogue[key] = MisconceptionInfo(key, entry["name"].strip(), entry["feedback"].strip())
+    return catalogue
+
+
+def _info(misconception_id: str) -> MisconceptionInfo:
+    catalogue = _load_catalogue(str(CATALOGUE_PATH))
+    return catalogue.get(misconception_id) or MisconceptionInfo(
+        misconception_id, misconception_id.replace("-", " "), ""
+    )
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def grade(
+    instance: Instance,
+    answer_text: str,
+    *,
+    duration_ms: int | None = None,
+    hinted: bool = False,
+    fast_ms: int | None = None,
+) -> Verdict:
+    """The verdict on `answer_text` for `instance`; never raises for any text."""
+    fast = FAST_MS.get(instance.kind, 15_000) if fast_ms is None else fast_ms
+    quick = duration_ms is not None and duration_ms < fast
+    if instance.kind == "numeric":
+        verdict = grade_numeric(instance, answer_text)
+    elif instance.kind == "choice":
+        verdict = grade_choice(instance, answer_text)
+    elif instance.kind == "order":
+        verdict = grade_order(instance, answer_text)
+    elif instance.kind == "concept":
+        verdict = grade_concept(instance, answer_text)
+    else:
+        raise BankError(f"{instance.question_id}: cannot grade kind {instance.kind!r}")
+    return _with_rating(verdict, quick=quick, hinted=hinted)
+
+
+def _with_rating(verdict: Verdict, *, quick: bool, hinted: bool) -> Verdict:
+    if verdict.status == "self":
+        rating = min(verdict.rating, HARD) if hinted else verdict.rating
+    elif not verdict.correct:
+        rating = AGAIN
+    elif verdict.status == "unit" or hinted:
+        rating = HARD
+    else:
+        rating = EASY if quick else GOOD
+    return replace(verdict, rating=rating)
+
+
+# --------------------------------------------------------------------------- numeric
+
+# plain counts: "4 requests" answers "how many times as many" (a count), and "4x" a count
+# of requests; tokens and requests are still told apart
+_COUNTS = frozenset({"count", "tokens"}), frozenset({"count", "requests"})
+# dimensions the ratio-based slips apply to
+_BYTE_DIMS = frozenset({"bytes", "bytes_per_s"})
+# dimensions whose base unit is a natural way to write the answer with no unit at all
+_BARE_OK = frozenset({"fraction", "count", "tokens", "requests", "flop_per_byte"})
+_FLOP_DIMS = frozenset({"flop", "flop_per_s", "flop_per_byte"})
+
+
+def _tolerance_rel(instance: Instance, expected: float) -> float:
+    """The instance's tolerance as a relative one, for the ratio-based checks."""
+    if instance.tolerance_rel is not None:
+        return instance.tolerance_rel
+    if instance.tolerance_sig is not None:
+        return 0.5 * 10 ** (1 - instance.tolerance_sig)
+    if instance.tolerance_abs is not None and expected:
+        return max(instance.tolerance_abs / abs(expected), 1e-9)
+    return DEFAULT_TOLERANCE_REL
+
+
+def _round_sig(x: float, sig: int) -> float:
+    if x == 0 or not math.isfinite(x):
+        return x
+    return round(x, sig - 1 - math.floor(math.log10(abs(x))))
+
+
+def within_tolerance(value: float, target: float, instance: Instance) -> bool:
+    """Whether `value` counts as `target` under the instance's tolerance."""
+    if instance.tolerance_abs is not None:
+        return abs(value - target) <= instance.tolerance_abs
+    if instance.tolerance_sig is not None:
+        return _round_sig(value, instance.tolerance_sig) == _round_sig(
+            target, instance.tolerance_sig
+        )
+    rel = instance.tolerance_rel if instance.tolerance_rel is not None else DEFAULT_TOLERANCE_REL
+    return abs(value - target) <= rel * abs(target)
+
+
+def _show_symbol(instance: Instance, expected: float) -> str:
+    """The unit the expected value is shown in: show_as, else the best fit."""
+    if instance.show_as and parse_unit(instance.show_as) is not None:
+        return instance.show_as
+    return best_fit_unit(expected, instance.unit or "count")
+
+
+def _fmt(value: float, symbol: str) -> str:
+    if not symbol:
+        return format_quantity(value, None)
+    try:
+        return format_quantity(value, symbol)
+    except ValueError:
+        return format_quantity(value, None)
+
+
+def _slips(dimension: str) -> list[tuple[str, tuple[float, ...]]]:
+    """(catalogue id, ratios answer/expected) the grader recognises for a dimension."""
+    slips: list[tuple[str, tuple[float, ...]]] = []
+    if dimension in _BYTE_DIMS:
+        slips.append(("bits-vs-bytes", (8.0, 1 / 8)))
+        slips.append(("gb-vs-gib", tuple(r for k in range(1, 6) for r in (1.024**k, 1.024**-k))))
+        slips.append(
+            ("off-by-1024", tuple(r for k in range(1, 5) for r in (1024.0**k, 1024.0**-k)))
+        )
+    if dimension == "fraction":
+        slips.append(("percent-vs-fraction", (100.0, 0.01)))
+    thousands = tuple(r for k in range(1, 5) for r in (1000.0**k, 1000.0**-k))
+    slips.append(("ms-vs-s" if dimension == "seconds" else "off-by-1000", thousands))
+    if dimension in _FLOP_DIMS:
+        slips.append(("flops-2x", (0.5, 2.0)))
+    return slips
+
+
+@dataclass(frozen=True)
+class _Context:
+    instance: Instance
+    expected: float
+    dimension: str
+    symbol: str  # unit the answer is shown in
+    rel: float
+
+    def shown(self, value: float) -> str:
+        return _fmt(value, self.symbol)
+
+
+def _verdict(ctx: _Context, status: Status, correct: bool, value: float | None, **kw) -> Verdict:
+    return Verdict(
+        correct=correct,
+        status=status,
+        value=value,
+        expected=ctx.expected,
+        unit=ctx.instance.unit,
+        **kw,
+    )
+
+
+def grade_numeric(instance: Instance, answer_text: str) -> Verdict:
+    """The verdict on a numeric answer (rating left at Again; `grade` sets it)."""
+    if instance.expected is None:
+        raise BankError(f"{instance.question_id}: a numeric instance needs an expected value")
+    expected = float(instance.expected)
+    dimension = instance.unit or "count"
+    ctx = _Context(
+        instance,
+        expected,
+        dimension,
+        _show_symbol(instance, expected),
+        _tolerance_rel(instance, expected),
+    )
+    try:
+        parsed = parse_answer(answer_text if isinstance(answer_text, str) else "")
+    except AnswerError as exc:
+        return _verdict(ctx, "unreadable", False, None, feedback=str(exc))
+    parsed = _lenient_dimension(parsed, dimension, answer_text)
+
+    if parsed.dimension is None:
+        return _grade_bare(ctx, parsed)
+    if parsed.dimension != dimension and {parsed.dimension, dimension} not in _COUNTS:
+        return _grade_wrong_dimension(ctx, parsed)
+    if within_tolerance(parsed.value, expected, instance):
+        return _verdict(ctx, "correct", True, parsed.value, feedback="")
+    return _diagnose(ctx, parsed, (parsed.value,))
+
+
+def _lenient_dimension(parsed: Parsed, dimension: str, text: str) -> Parsed:
+    """Read "312 TFLOPs" as a rate when a rate is asked: the spelling is ambiguous in use."""
+    if dimension == "flop_per_s" and parsed.dimension == "flop" and "FLOPs" in text:
+        return Parsed(
+            parsed.value, "flop_per_s", (parsed.unit_symbol or "FLOP") + "/s",
+            parsed.decimal_prefix, parsed.bits, parsed.number,
+        )  # fmt: skip
+    return parsed
+
+
+def _grade_bare(ctx: _Context, parsed: Parsed) -> Verdict:
+    """A number without a unit: read in base units first, then in the shown unit."""
+    instance, expected = ctx.instance, ctx.expected
+    if within_tolerance(parsed.value, expected, instance):
+        return _verdict(ctx, "correct", True, parsed.value)
+    spec = parse_unit(ctx.symbol) if ctx.symbol else None
+    readings = [parsed.value]
+    if spec is not None and spec.factor != 1:
+        in_shown_unit = parsed.value * spec.mul / spec.div
+        if within_tolerance(in_shown_unit, expected, instance):
+            if spec.symbol == "%":
+                note = (
+                    f"Right, but a bare {parsed.number:g} is not a percentage: "
+                    f"write {ctx.shown(expected)} or {format_quantity(expected, None)}."
+                )
+            else:
+                note = f"Right number, but give the unit: {ctx.shown(expected)}."
+            return _verdict(ctx, "unit", True, in_shown_unit, feedback=note)
+        readings.insert(0, in_shown_unit)  # "512" more likely meant 512 GiB than 512 bytes
+    return _diagnose(ctx, parsed, tuple(readings), bare=True)
+
+
+def _grade_wrong_dimension(ctx: _Context, parsed: Parsed) -> Verdict:
+    instance, expected = ctx.instance, ctx.expected
+    spec = parse_unit(ctx.symbol) if ctx.symbol else None
+    number_matches = parsed.number is not None and (
+        within_tolerance(parsed.number, expected, instance)
+        or (spec is not None and within_tolerance(parsed.number * spec.factor, expected, instance))
+    )
+    wanted = _DIMENSION_WORDS.get(ctx.dimension, ctx.dimension)
+    given = _DIMENSION_WORDS.get(parsed.dimension or "", parsed.dimension)
+    if number_matches or within_tolerance(parsed.value, expected, instance):
+        feedback = (
+            f"The number is right but {parsed.unit_symbol} is {given}; the answer is "
+            f"{wanted}: {ctx.shown(expected)}."
+        )
+        return _verdict(ctx, "unit", False, parsed.value, feedback=feedback)
+    feedback = f"The answer is {wanted} ({ctx.shown(expected)}), not {given}."
+    return _verdict(ctx, "wrong", False, parsed.value, feedback=feedback)
+
+
+_DIMENSION_WORDS = {
+    "bytes": "a size in bytes",
+    "seconds": "a time",
+    "bytes_per_s": "a bandwidth (bytes per second)",
+    "flop": "a FLOP count",
+    "flop_per_s": "a compute rate (FLOP/s)",
+    "tokens": "a token count",
+    "tokens_per_s": "a token rate",
+    "requests": "a request count",
+    "fraction": "a fraction or percentage",
+    "flop_per_byte": "an arithmetic intensity (FLOP/byte)",
+    "count": "a plain number",
+}
+
+
+def _diagnose(
+    ctx: _Context, parsed: Parsed, readings: tuple[float, ...], *, bare: bool = False
+) -> Verdict:
+    """Name the mistake behind a wrong value; `readings` are its possible base values."""
+    instance, expected = ctx.instance, ctx.expected
+    answer = ctx.shown(expected)
+
+    def tail(value: float | None) -> str:
+        """' You gave ...; the answer is ...' for the reading that was diagnosed."""
+        if not bare:
+            return f" You gave {ctx.shown(parsed.value if value is None else value)}; the answer is {answer}."
+        number = format_quantity(parsed.value, None, digits=6)
+        note = "" if ctx.dimension in _BARE_OK else " Give the unit too."
+        if value is None or value == parsed.value:
+            return f" You gave {number}; the answer is {answer}.{note}"
+        return f" Your {number} reads as {ctx.shown(value)}; the answer is {answer}.{note}"
+
+    # the question's own named mistakes come first
+    for wrong in instance.misconceptions:
+        if within_tolerance(wrong.value, expected, instance):
+            continue  # cannot tell it from the right answer on this draw
+        for value in readings:
+            if within_tolerance(value, wrong.value, instance):
+                info = _info(wrong.id)
+                text = (wrong.feedback or info.feedback).strip()
+                return _verdict(
+                    ctx, "misconception", False, value,
+                    misconception=wrong.id, misconception_name=wrong.name or info.name,
+                    feedback=(text + tail(value)).strip(),
+                )  # fmt: skip
+
+    # a bit unit around the number of bytes asked for
+    if parsed.bits and ctx.dimension in _BYTE_DIMS and _near(parsed.value * 8, expected, ctx.rel):
+        return _slip(ctx, "bits-vs-bytes", parsed.value, tail(parsed.value))
+    # the used part for the wasted part (or the reverse)
+    if ctx.dimension == "fraction" and 0 < expected < 1 and abs(expected - 0.5) > ctx.rel:
+        for value in readings:
+            if _near(value, 1 - expected, ctx.rel):
+                return _slip(ctx, "complement-fraction", value, tail(value))
+    # the same number with the other kind of prefix (0.5 GB for 0.5 GiB)
+    if expected and expected > 0:
+        for slip_id, ratios in _slips(ctx.dimension):
+            if slip_id == "gb-vs-gib" and not _prefix_kinds_differ(ctx, parsed):
+                continue
+            for value in readings:
+                if value > 0 and any(_near(value, expected * r, ctx.rel) for r in ratios):
+                    return _slip(ctx, slip_id, value, tail(value))
+        for value in readings:
+            verdict = _magnitude(ctx, value, tail(value))
+            if verdict is not None:
+                return verdict
+    return _verdict(ctx, "wrong", False, readings[0], feedback=tail(None).strip())
+
+
+def _prefix_kinds_differ(ctx: _Context, parsed: Parsed) -> bool:
+    """Whether a GB-vs-GiB mix-up is possible: a bare number, or the other kind of prefix."""
+    if parsed.dimension is None:
+        return True
+    if parsed.decimal_prefix is None:
+        return False  # plain bytes are bytes
+    shown = parse_unit(ctx.symbol) if ctx.symbol else None
+    if shown is None or shown.decimal_prefix is None:
+        return True
+    return parsed.decimal_prefix != shown.decimal_prefix
+
+
+def _near(value: float, target: float, rel: float) -> bool:
+    return abs(value - target) <= rel * abs(target)
+
+
+def _slip(ctx: _Context, slip_id: str, value: float, tail: str) -> Verdict:
+    info = _info(slip_id)
+    return _verdict(
+        ctx, "misconception", False, value,
+        misconception=slip_id, misconception_name=info.name,
+        feedback=(info.feedback + tail).strip(),
+    )  # fmt: skip
+
+
+def _magnitude(ctx: _Context, value: float, tail: str) -> Verdict | None:
+    if value <= 0:
+        return None
+    ratio = value / ctx.expected
+    power = round(math.log10(ratio))
+    if power != 0 and abs(power) <= 18 and _near(value, ctx.expected * 10.0**power, ctx.rel):
+        direction = "large" if power > 0 else "small"
+        feedback = f"Right digits, wrong power of ten (10^{abs(power)} too {direction})."
+        return _verdict(ctx, "magnitude", False, value, feedback=feedback + tail)
+    if 0.1 < ratio < 10:
+        how = (
+            f"{(ratio - 1) * 100:.0f}% too high"
+            if ratio > 1
+            else f"{(1 - ratio) * 100:.0f}% too low"
+        )
+        feedback = f"The right order of magnitude, but {how}."
+        return _verdict(ctx, "magnitude", False, value, feedback=feedback + tail)
+    return None
+
+
+# --------------------------------------------------------------------------- choice
+
+_TOKEN_SPLIT = re.compile(r"(?:\s*(?:,|;|\band\b|&|\+|->|→|>|-)\s*|\s+)", re.IGNORECASE)
+
+
+def _option_index(token: str, count: int) -> int | None:
+    """'2' or 'b' or '(b)' -> 1 (0-based); None if it names no option."""
+    token = token.strip("().:[]").lower()
+    if token.isdigit() and token.isascii():
+        index = int(token) - 1
+    elif len(token) == 1 and "a" <= token <= "z":
+        index = ord(token) - ord("a")
+    else:
+        return None
+    return index if 0 <= index < count else None
+
+
+def _read_indexes(text: str, count: int, what: str, *, compact: bool = False) -> list[int] | str:
+    """Display indexes (0-based) in the order given, or the reason they can't be read."""
+    text = text.strip() if isinstance(text, str) else ""
+    if not text:
+        return f"give the {what}"
+    if len(text) > 500:
+        return "that answer is too long"
+    tokens = [t for t in _TOKEN_SPLIT.split(text) if t]
+    if compact and len(tokens) == 1 and len(tokens[0]) == count > 1 and tokens[0].isalnum():
+        tokens = list(tokens[0])  # "3142" or "cadb"
+    indexes = []
+    for token in tokens:
+        index = _option_index(token, count)
+        if index is None:
+            last = chr(ord("a") + count - 1)
+            return f"{token!r} is not one of 1-{count} (or a-{last})"
+        indexes.append(index)
+    return indexes
+
+
+def _list(indexes: Iterable[int]) -> str:
+    shown = [str(i + 1) for i in indexes]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def grade_choice(instance: Instance, answer_text: str) -> Verdict:
+    count = len(instance.options)
+    chosen = _choice_by_text(instance, answer_text)
+    if chosen is None:
+        read = _read_indexes(answer_text, count, "option's number or letter")
+        if isinstance(read, str):
+            return Verdict(
+                correct=False, status="unreadable",
+                feedback=f"Cannot read that: {read}; answer with an option's number or letter, "
+                "e.g. 2 or b (several: 1 3).",
+            )  # fmt: skip
+        chosen = list(dict.fromkeys(read))
+    right = set(instance.correct_options)
+    picked = set(chosen)
+    if picked == right:
+        return Verdict(correct=True, status="correct")
+    missing, extra = sorted(right - picked), sorted(picked - right)
+    parts = [f"You chose {_list(chosen)}; the answer is {_list(sorted(right))}."]
+    if len(right) > 1 and missing:
+        parts.append(f"Missed {_list(missing)}.")
+    if extra:
+        why = [instance.option_why[i] for i in extra if i < len(instance.option_why)]
+        parts.extend(w.strip() for w in why if w)
+    return Verdict(correct=False, status="wrong", feedback=" ".join(parts))
+
+
+def _choice_by_text(instance: Instance, text: str) -> list[int] | None:
+    """The option whose text was typed out in full, if exactly one matches."""
+    wanted = " ".join(str(text).split()).casefold()
+    if len(wanted) < 3:
+        return None
+    hits = [
+        i
+        for i, option in enumerate(instance.options)
+        if " ".join(option.split()).casefold() == wanted
+    ]
+    return hits if len(hits) == 1 else None
+
+
+# --------------------------------------------------------------------------- order
+
+
+def grade_order(instance: Instance, answer_text: str) -> Verdict:
+    count = len(instance.items)
+    read = _read_indexes(answer_text, count, "items' numbers in order", compact=True)
+    if not isinstance(read, str) and sorted(read) != list(range(count)):
+        read = f"give each of the numbers 1-{count} exactly once"
+    if isinstance(read, str):
+        return Verdict(
+            correct=False, status="unreadable",
+            feedback=f"Cannot read that: {read}; e.g. {' '.join(str(i) for i in range(count, 0, -1))}.",
+        )  # fmt: skip
+    right = list(instance.correct_order)
+    if read == right:
+        return Verdict(correct=True, status="correct")
+    in_place = sum(a == b for a, b in zip(read, right, strict=True))
+    feedback = (
+        f"{in_place} of {count} in the right place. "
+        f"Right order: {' '.join(str(i + 1) for i in right)}."
+    )
+    return Verdict(correct=False, status="wrong", feedback=feedback)
+
+
+# --------------------------------------------------------------------------- concept
+
+
+def _normalise_words(text: str) -> str:
+    text = re.sub(r"[-_/]", " ", text.casefold())
+    return " ".join(text.split())
+
+
+@functools.lru_cache(maxsize=4096)
+def _cue_pattern(cue: str) -> re.Pattern[str]:
+    """A cue as a regex: word-bounded, plural-tolerant, hyphen or space between words."""
+    words = _normalise_words(cue).split()
+    parts = []
+    for word in words:
+        stem = word[:-1] if len(word) > 3 and word.endswith("s") and word[-2] != "s" else word
+        parts.append(re.escape(stem) + ("(?:e?s)?" if stem[-1:].isalpha() else ""))
+    body = r"\s?".join(parts)
+    return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
+
+
+def cues_covered(text: str, key_points: Iterable[tuple[str, Iterable[str]]]) -> tuple[bool, ...]:
+    """For each (point, cues): whether any cue appears in `text`."""
+    normalised = _normalise_words(text or "")
+    return tuple(
+        any(cue.strip() and _cue_pattern(cue).search(normalised) for cue in cues)
+        for _point, cues in key_points
+    )
+
+
+def grade_concept(instance: Instance, answer_text: str) -> Verdict:
+    text = answer_text if isinstance(answer_text, str) else ""
+    covered = cues_covered(text[:20_000], instance.key_points)
+    hits = sum(covered)
+    if covered and hits == len(covered):
+        rating = GOOD
+    elif hits:
+        rating = HARD
+    else:
+        rating = AGAIN
+    points = [point for point, _cues in instance.key_points]
+    got = [p for p, c in zip(points, covered, strict=True) if c]
+    missed = [p for p, c in zip(points, covered, strict=True) if not c]
+    lines = []
+    if got:
+        lines.append("Covered: " + "; ".join(got))
+    if missed:
+        lines.append("Missed: " + "; ".join(missed))
+    return Verdict(
+        correct=None, status="self", feedback="\n".join(lines), rating=rating, covered=covered
+    )
+
+
+__all__ = [
+    "ANSWER_EXAMPLES",
+    "FAST_MS",
+    "MisconceptionInfo",
+    "Verdict",
+    "cues_covered",
+    "grade",
+    "grade_choice",
+    "grade_concept",
+    "grade_numeric",
+    "grade_order",
+    "load_misconception_catalogue",
+    "within_tolerance",
+]
