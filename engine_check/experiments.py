@@ -1,0 +1,251 @@
+"""The five experiments of an engine check, each point measured and roofline-predicted.
+
+(a) prefill: TTFT vs prompt length, FLOP/s and MFU against the measured matmul peak;
+(b) decode: TPOT vs context length at batch 1, bytes read, bandwidth and MBU against the
+    measured copy bandwidth, FLOP utilisation beside it;
+(c) batch: TPOT vs batch size at a fixed context;
+(d) recompute: a cached decode step vs recomputing the whole prefix, by position;
+(e) kv: bytes of the allocated cache tensor against `drill.kvmath.kv_cache_bytes`.
+
+Predicted times are max(FLOPs / peak FLOP/s, bytes / peak bytes/s) with the peaks
+measured earlier in the same run (see `engine_check.roofline`).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from drill.kvmath import kv_cache_bytes
+from engine_check import roofline
+from engine_check.config import RunPlan
+from engine_check.model import KVCache, Transformer, decode_step, forward_no_cache, prefill
+from engine_check.timing import DeviceTimer, Timing, measure
+
+# A point whose roofline time is above this is timed `slow_repeats` times, not `repeats`.
+SLOW_POINT_S = 0.5
+
+
+@dataclass
+class Bench:
+    """Everything the experiments share."""
+
+    model: Transformer
+    timer: DeviceTimer
+    plan: RunPlan
+    dtype_bytes: int
+    peak_flops_per_s: float
+    peak_bytes_per_s: float
+    tick: Callable[[str], None]  # reports that a point is about to be measured
+    decode_runner: str = "eager"  # or "cuda_graph" once one capture has worked
+
+    @property
+    def cfg(self):
+        return self.model.cfg
+
+    @property
+    def device(self) -> torch.device:
+        return self.timer.device
+
+    def predicted_s(self, flops: float, nbytes: float) -> float:
+        return roofline.roofline_seconds(
+            flops, nbytes, self.peak_flops_per_s, self.peak_bytes_per_s
+        )
+
+    def time_point(self, fn: Callable[[], object], predicted_s: float) -> Timing:
+        slow = predicted_s > SLOW_POINT_S
+        warmups = min(1, self.plan.warmups) if slow else self.plan.warmups
+        repeats = self.plan.slow_repeats if slow else self.plan.repeats
+        return measure(fn, self.timer, warmups, repeats)
+
+    def tokens(self, batch: int, length: int) -> torch.Tensor:
+        gen = torch.Generator(device=self.device).manual_seed(batch * 100_003 + length)
+        return torch.randint(0, self.cfg.vocab, (batch, length), generator=gen, device=self.device)
+
+    def step_fn(self, fn: Callable[[], object]) -> Callable[[], object]:
+        """`fn` itself, or on an NVIDIA GPU a CUDA graph replaying it: a decode step is
+        hundreds of small kernels, and launching them one by one from Python would time
+        the launches rather than the memory traffic."""
+        if self.device.type != "cuda" or not self.plan.cuda_graphs:
+            return fn
+        try:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):  # warm up off the capture stream, as capture needs
+                for _ in range(2):
+                    fn()
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                fn()
+        except RuntimeError:
+            torch.cuda.synchronize()
+            self.plan = _without_graphs(self.plan)
+            self.decode_runner = "eager"
+            return fn
+        self.decode_runner = "cuda_graph"
+        return graph.replay
+
+
+def _without_graphs(plan: RunPlan) -> RunPlan:
+    from dataclasses import replace
+
+    return replace(plan, cuda_graphs=False)
+
+
+def _release(bench: Bench) -> None:
+    bench.model.cache = None
+    gc.collect()
+    if bench.device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def run_prefill(bench: Bench) -> list[dict]:
+    """(a) Time to first token for each prompt length, batch 1."""
+    cfg, rows = bench.cfg, []
+    bench.model.setup_cache(1, max(bench.plan.prompt_lens))
+    for prompt_len in bench.plan.prompt_lens:
+        bench.tick(f"prefill {prompt_len} tokens")
+        tokens = bench.tokens(1, prompt_len)
+        flops = roofline.prefill_flops(cfg, prompt_len)
+        nbytes = roofline.prefill_bytes(cfg, prompt_len, bench.dtype_bytes)
+        predicted = bench.predicted_s(flops, nbytes)
+        timing = bench.time_point(lambda t=tokens: prefill(bench.model, t), predicted)
+        seconds = timing.median_ms / 1e3
+        rows.append(
+            {
+                "prompt_len": prompt_len,
+                "ms": timing.median_ms,
+                "p90_ms": timing.p90_ms,
+                "warmup_ms": list(timing.warmup_ms),
+                "flops": flops,
+                "bytes": nbytes,
+                "flops_per_s": flops / seconds,
+                "mfu": flops / seconds / bench.peak_flops_per_s,
+                "bandwidth_util": nbytes / seconds / bench.peak_bytes_per_s,
+                "predicted_ms": predicted * 1e3,
+            }
+        )
+    _release(bench)
+    return rows
+
+
+def _decode_row(bench: Bench, batch: int, context_len: int) -> dict:
+    """Time one decode step for `batch` sequences whose new token sits at position
+    context_len - 1 (so it attends to `context_len` positions). Needs a cache set up."""
+    cfg = bench.cfg
+    token = bench.tokens(batch, 1)
+    pos = context_len - 1
+    flops = roofline.decode_step_flops(cfg, context_len, batch)
+    nbytes = roofline.decode_step_bytes(cfg, context_len, batch, bench.dtype_bytes)
+    predicted = bench.predicted_s(flops, nbytes)
+    step = bench.step_fn(lambda: decode_step(bench.model, token, pos))
+    timing = bench.time_point(step, predicted)
+    seconds = timing.median_ms / 1e3
+    return {
+        "batch": batch,
+        "context_len": context_len,
+        "ms": timing.median_ms,
+        "p90_ms": timing.p90_ms,
+        "warmup_ms": list(timing.warmup_ms),
+        "flops": flops,
+        "bytes": nbytes,
+        "bytes_per_s": nbytes / seconds,
+        "mbu": nbytes / seconds / bench.peak_bytes_per_s,
+        "flops_util": flops / seconds / bench.peak_flops_per_s,
+        "tokens_per_s": batch / seconds,
+        "predicted_ms": predicted * 1e3,
+    }
+
+
+def run_decode(bench: Bench) -> list[dict]:
+    """(b) Time per output token at batch 1 for each context length."""
+    rows = []
+    bench.model.setup_cache(1, max(bench.plan.context_lens))
+    for context_len in bench.plan.context_lens:
+        bench.tick(f"decode at context {context_len}")
+        row = _decode_row(bench, 1, context_len)
+        del row["batch"], row["tokens_per_s"]
+        rows.append(row)
+    _release(bench)
+    return rows
+
+
+def run_batch(bench: Bench) -> list[dict]:
+    """(c) Time per decode step for growing batches at one context length."""
+    rows = []
+    context_len = bench.plan.batch_context_len
+    for batch in bench.plan.batch_sizes:
+        bench.tick(f"decode batch {batch}")
+        bench.model.setup_cache(batch, context_len)
+        rows.append(_decode_row(bench, batch, context_len))
+        _release(bench)
+    return rows
+
+
+def run_recompute(bench: Bench) -> list[dict]:
+    """(d) At each position: one cached decode step vs recomputing the whole prefix."""
+    cfg, rows = bench.cfg, []
+    positions = bench.plan.recompute_positions
+    bench.model.setup_cache(1, max(positions) + 1)
+    for position in positions:
+        bench.tick(f"cached vs recompute at position {position}")
+        cached = _decode_row(bench, 1, position + 1)
+        tokens = bench.tokens(1, position + 1)
+        flops = roofline.prefill_flops(cfg, position + 1)
+        nbytes = roofline.prefill_bytes(cfg, position + 1, bench.dtype_bytes)
+        predicted = bench.predicted_s(flops, nbytes)
+        timing = bench.time_point(lambda t=tokens: forward_no_cache(bench.model, t), predicted)
+        rows.append(
+            {
+                "position": position,
+                "cached_ms": cached["ms"],
+                "recompute_ms": timing.median_ms,
+                "cached_p90_ms": cached["p90_ms"],
+                "recompute_p90_ms": timing.p90_ms,
+                "cached_predicted_ms": cached["predicted_ms"],
+                "recompute_predicted_ms": predicted * 1e3,
+            }
+        )
+    _release(bench)
+    return rows
+
+
+def _allocated_bytes(device: torch.device) -> int | None:
+    if device.type == "cuda":
+        return torch.cuda.memory_allocated(device)
+    if device.type == "mps" and hasattr(torch.mps, "current_allocated_memory"):
+        return torch.mps.current_allocated_memory()
+    return None
+
+
+def run_kv(bench: Bench) -> dict:
+    """(e) The batch-1 cache for the longest decode context: bytes allocated vs formula."""
+    bench.tick("KV cache bytes")
+    _release(bench)
+    cfg = bench.cfg
+    seq_len = max(bench.plan.context_lens)
+    before = _allocated_bytes(bench.device)
+    cache = KVCache(cfg, 1, seq_len, bench.model.output.weight.dtype, bench.device)
+    after = _allocated_bytes(bench.device)
+    measured = cache.kv.numel() * cache.kv.element_size()
+    formula = kv_cache_bytes(
+        cfg.layers, cfg.kv_heads, cfg.head_dim, seq_len, bench.dtype_bytes, requests=1
+    )
+    result = {
+        "measured_bytes": measured,
+        "formula_bytes": formula,
+        "allocator_delta_bytes": None if before is None else after - before,
+        "shape": list(cache.kv.shape),
+        "layers": cfg.layers,
+        "kv_heads": cfg.kv_heads,
+        "head_dim": cfg.head_dim,
+        "seq_len": seq_len,
+        "requests": 1,
+        "dtype_bytes": bench.dtype_bytes,
+    }
+    del cache
+    return result

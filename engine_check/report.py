@@ -1,0 +1,180 @@
+"""The result object of an engine check, and its plain-text rendering (no torch here).
+
+The result is one JSON-ready dict; `kvdrill engine run --json` prints it and the
+database stores it. Top-level keys (schema 1):
+
+    schema, mode, device, device_name, dtype, torch_version, threads, wall_s,
+    config   {mode, model{...}, prompt_lens, ..., params, weight_bytes, decode_runner}
+    peaks    {matmul_flops_per_s, copy_bytes_per_s, matmul_size, copy_bytes,
+              matmul_timing, copy_timing, spec: {name, bf16_dense_flops_per_s,
+              hbm_bytes_per_s} | null}
+    prefill  [{prompt_len, ms, p90_ms, flops_per_s, mfu, bandwidth_util, predicted_ms, ...}]
+    decode   [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util, predicted_ms, ...}]
+    batch    [{batch, ms, p90_ms, tokens_per_s, predicted_ms, mbu, flops_util, ...}]
+    batch_ridge  int | null: smallest batch the roofline calls compute-bound
+    recompute [{position, cached_ms, recompute_ms, ...}]
+    kv       {measured_bytes, formula_bytes, allocator_delta_bytes, shape, ...}
+    claims   {name: {holds, text}}
+
+`kvdrill engine run` adds `created_at` (UTC, ISO-8601) before storing and printing.
+"""
+
+from __future__ import annotations
+
+from drill.units import format_bytes, format_number, format_quantity
+from engine_check.claims import compute_claims
+from engine_check.config import ModelConfig
+from engine_check.roofline import ridge_batch
+
+SCHEMA_VERSION = 1
+
+
+def assemble_result(
+    *,
+    meta: dict,
+    config: dict,
+    peaks: dict,
+    prefill: list[dict],
+    decode: list[dict],
+    batch: list[dict],
+    recompute: list[dict],
+    kv: dict,
+) -> dict:
+    """The result dict, with the ridge batch and the claims computed from the rest.
+
+    `meta` carries mode, device, device_name, dtype, torch_version, threads, wall_s.
+    """
+    model = ModelConfig(**config["model"])
+    ridge = ridge_batch(
+        model,
+        config["batch_context_len"],
+        kv["dtype_bytes"],
+        peaks["matmul_flops_per_s"],
+        peaks["copy_bytes_per_s"],
+    )
+    result = {
+        "schema": SCHEMA_VERSION,
+        **meta,
+        "config": config,
+        "peaks": peaks,
+        "prefill": prefill,
+        "decode": decode,
+        "batch": batch,
+        "batch_ridge": ridge,
+        "recompute": recompute,
+        "kv": kv,
+    }
+    result["claims"] = compute_claims(result)
+    return result
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    # first column left-aligned (labels), numbers right-aligned
+    def line(cells: list[str]) -> str:
+        parts = [cells[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)
+        ]
+        return "  " + "  ".join(parts).rstrip()
+
+    return [line(headers), *(line(r) for r in rows)]
+
+
+def _ms(value: float) -> str:
+    return format_quantity(value / 1e3, "seconds")
+
+
+def _pct(value: float) -> str:
+    return format_quantity(value, "fraction")
+
+
+def render_text(result: dict) -> str:
+    """A human report: setup, peaks, one table per experiment, then the verdicts."""
+    cfg, peaks = result["config"], result["peaks"]
+    model = cfg["model"]
+    lines = [
+        f"engine check ({result['mode']}) on {result['device_name']} [{result['device']}], "
+        f"{result['dtype']}, torch {result['torch_version']}, {result['threads']} CPU threads",
+    ]
+    if result.get("created_at"):
+        lines.append(f"run at {result['created_at']}, took {result['wall_s']:.0f} s")
+    lines.append(
+        f"model: {model['layers']} layers, d_model {model['d_model']}, {model['heads']} heads / "
+        f"{model['kv_heads']} KV heads x {model['head_dim']}, ffn {model['ffn']}, vocab "
+        f"{model['vocab']}: {format_number(cfg['params'] / 1e6)} M params, "
+        f"{format_bytes(cfg['weight_bytes'])} of weights; decode runs {cfg['decode_runner']}"
+    )
+    lines.append("")
+    lines.append("peaks measured in this run")
+    lines.append(
+        f"  matmul {peaks['matmul_size']}^3: "
+        f"{format_quantity(peaks['matmul_flops_per_s'], 'flop_per_s')}    "
+        f"copy {format_bytes(peaks['copy_bytes'])}: "
+        f"{format_quantity(peaks['copy_bytes_per_s'], 'bytes_per_s')} (read + write)"
+    )
+    spec = peaks.get("spec")
+    if spec:
+        lines.append(
+            f"  spec sheet ({spec['name']}): "
+            f"{format_quantity(spec['bf16_dense_flops_per_s'], 'flop_per_s')} dense bf16, "
+            f"{format_quantity(spec['hbm_bytes_per_s'], 'bytes_per_s')} HBM"
+        )
+
+    lines += ["", "(a) prefill: time to first token, batch 1"]
+    lines += _table(
+        ["prompt", "median", "p90", "roofline", "FLOP/s", "MFU"],
+        [
+            [str(r["prompt_len"]), _ms(r["ms"]), _ms(r["p90_ms"]), _ms(r["predicted_ms"]),
+             format_quantity(r["flops_per_s"], "flop_per_s"), _pct(r["mfu"])]
+            for r in result["prefill"]
+        ],
+    )  # fmt: skip
+    lines += ["", "(b) decode: time per output token, batch 1"]
+    lines += _table(
+        ["context", "median", "p90", "roofline", "bytes/step", "bandwidth", "MBU", "FLOP util"],
+        [
+            [str(r["context_len"]), _ms(r["ms"]), _ms(r["p90_ms"]), _ms(r["predicted_ms"]),
+             format_bytes(r["bytes"]), format_quantity(r["bytes_per_s"], "bytes_per_s"),
+             _pct(r["mbu"]), _pct(r["flops_util"])]
+            for r in result["decode"]
+        ],
+    )  # fmt: skip
+    ridge = result.get("batch_ridge")
+    ridge_note = f"roofline ridge near batch {ridge}" if ridge else "no ridge in reach"
+    lines += ["", f"(c) decode step vs batch, context {cfg['batch_context_len']} ({ridge_note})"]
+    lines += _table(
+        ["batch", "median", "roofline", "tokens/s", "MBU", "FLOP util"],
+        [
+            [str(r["batch"]), _ms(r["ms"]), _ms(r["predicted_ms"]),
+             format_quantity(r["tokens_per_s"], "tokens_per_s"), _pct(r["mbu"]),
+             _pct(r["flops_util"])]
+            for r in result["batch"]
+        ],
+    )  # fmt: skip
+    lines += ["", "(d) one token: cached decode step vs recomputing the prefix"]
+    lines += _table(
+        ["position", "cached", "recompute", "ratio"],
+        [
+            [str(r["position"]), _ms(r["cached_ms"]), _ms(r["recompute_ms"]),
+             f"{r['recompute_ms'] / r['cached_ms']:.1f}x"]
+            for r in result["recompute"]
+        ],
+    )  # fmt: skip
+    kv = result["kv"]
+    lines += ["", "(e) KV cache bytes"]
+    lines.append(
+        f"  allocated {kv['measured_bytes']:,} bytes ({format_bytes(kv['measured_bytes'])}), "
+        f"formula {kv['formula_bytes']:,}"
+        + (
+            f", allocator grew {kv['allocator_delta_bytes']:,}"
+            if kv.get("allocator_delta_bytes") is not None
+            else ""
+        )
+    )
+    lines += ["", "verdicts"]
+    for name, claim in result["claims"].items():
+        mark = "holds" if claim["holds"] else "does not hold"
+        lines.append(f"  {name}: {mark}")
+        lines.append(f"    {claim['text']}")
+    return "\n".join(lines) + "\n"
