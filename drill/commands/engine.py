@@ -1,0 +1,140 @@
+"""`kvdrill engine`: measure prefill vs decode on this machine, and show the last run.
+
+torch is imported only when `engine run` runs, so neither `kvdrill --help` nor
+`engine show` pays for it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from drill.errors import EngineError
+
+INSTALL_HINT = (
+    "torch is not installed; install it with `pip install 'kvdrill[engine]'`, "
+    "or the build for your GPU from pytorch.org"
+)
+
+_db_option = click.option(
+    "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), help="Database file."
+)
+
+
+@click.group()
+def engine() -> None:
+    """Measure prefill vs decode on this machine (needs torch)."""
+
+
+def _import_torch() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise EngineError(INSTALL_HINT) from None
+    except OSError as exc:  # a torch build whose native libraries cannot load
+        raise EngineError(f"torch is installed but cannot load: {exc}") from None
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    if done < total:
+        click.echo(f"[{done + 1}/{total}] {label}", err=True)
+
+
+@engine.command("run")
+@click.option(
+    "--quick", is_flag=True, help="Fewer points and repeats (under a minute on a 2-core CPU)."
+)
+@click.option(
+    "--device",
+    default="auto",
+    show_default=True,
+    help="auto (CUDA, then MPS, then CPU), cuda, mps or cpu.",
+)
+@click.option(
+    "--dtype",
+    default="auto",
+    show_default=True,
+    help="float32, bfloat16, float16; auto is float32 on CPU, bfloat16 on CUDA, float16 on MPS.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result object as JSON.")
+@_db_option
+@click.option("--tiny", is_flag=True, hidden=True, help="Toy model and plan, for tests.")
+def run_cmd(
+    quick: bool, device: str, dtype: str, as_json: bool, db_path: Path | None, tiny: bool
+) -> None:
+    """Measure peaks, prefill, decode, batching, recompute and KV bytes; store the run.
+
+    Progress goes to stderr. The result is stored in the database and printed as a
+    report ending in plain-words verdicts, or with --json as one object: schema,
+    mode, device, device_name, dtype, torch_version, threads, wall_s, created_at,
+    config, peaks {matmul_flops_per_s, copy_bytes_per_s, spec|null, ...},
+    prefill [{prompt_len, ms, p90_ms, flops_per_s, mfu, predicted_ms, ...}],
+    decode [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util, predicted_ms, ...}],
+    batch [{batch, ms, tokens_per_s, predicted_ms, ...}], batch_ridge,
+    recompute [{position, cached_ms, recompute_ms, ...}],
+    kv {measured_bytes, formula_bytes, allocator_delta_bytes, ...},
+    claims {name: {holds, text}}. Times are milliseconds, rates per second.
+    """
+    from datetime import datetime, timezone
+
+    from drill.engine_runs import save_engine_run
+    from drill.srs import iso
+    from drill.store import open_db
+    from engine_check.config import canonical_dtype, check_device_name
+
+    # bad names fail before torch loads or anything is measured
+    check_device_name(device)
+    if dtype.strip().lower() != "auto":
+        canonical_dtype(dtype, "cpu")
+    _import_torch()
+    db = open_db(db_path)  # a bad database fails now, not after the run
+
+    import torch
+
+    from engine_check.report import render_text
+    from engine_check.run import run_engine_check
+
+    mode = "tiny" if tiny else "quick" if quick else "full"
+    oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+    try:
+        result = run_engine_check(device=device, dtype=dtype, mode=mode, progress=_progress)
+    except oom:
+        raise EngineError(
+            "the device ran out of memory; close other GPU programs or try --quick"
+        ) from None
+    now = datetime.now(timezone.utc)
+    result["created_at"] = iso(now)
+    save_engine_run(db, result, now)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(render_text(result), nl=False)
+
+
+@engine.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored result object as JSON.")
+@_db_option
+def show_cmd(as_json: bool, db_path: Path | None) -> None:
+    """Print the latest stored engine run (the same object `engine run --json` printed)."""
+    from drill.engine_runs import latest_engine_run
+    from drill.store import open_db
+    from engine_check.report import render_text
+
+    result = latest_engine_run(open_db(db_path))
+    if result is None:
+        raise EngineError(
+            "no engine run stored yet; run `kvdrill engine run` (--quick: about a minute)"
+        )
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    try:
+        text = render_text(result)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise EngineError(
+            "the stored engine run is incomplete or from another kvdrill version; "
+            "run `kvdrill engine run` again (`engine show --json` prints it as stored)"
+        ) from None
+    click.echo(text, nl=False)

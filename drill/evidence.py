@@ -1,0 +1,55 @@
+"""Quote the user's own engine measurements beside a concept answer (no torch here).
+
+A concept question may name claims (`evidence: [decode_memory_bound]`) that an
+engine run can back. `quote_evidence` turns the latest stored run into one or two
+lines with the device and the numbers, or, with no run yet, one line saying how
+to get one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+HOW_TO_MEASURE = (
+    "Measure this on your own machine: `kvdrill engine run --quick` (needs torch; "
+    "about a minute on a laptop CPU)."
+)
+MAX_LINES = 2
+
+
+def _where(run: dict[str, Any]) -> str:
+    device = run.get("device_name") or run.get("device") or "your device"
+    details = [str(run[key]) for key in ("dtype",) if run.get(key)]
+    created = run.get("created_at")
+    if isinstance(created, str) and len(created) >= 10:
+        details.append(created[:10])
+    return f"{device} ({', '.join(details)})" if details else device
+
+
+def quote_evidence(claim_names: Sequence[str], run: dict[str, Any] | None) -> list[str]:
+    """Up to two lines quoting `run`'s verdicts on `claim_names`, in the order given.
+
+    No names: no lines. No run: one line on how to make one. A run that measured none
+    of the named claims (an older run, an unknown name): no lines.
+    """
+    if not claim_names:
+        return []
+    if run is None:
+        return [HOW_TO_MEASURE]
+    claims = run.get("claims")
+    if not isinstance(claims, dict):
+        return []
+    found = []
+    for name in dict.fromkeys(claim_names):  # unique, in order
+        claim = claims.get(name)
+        if isinstance(claim, dict) and isinstance(claim.get("text"), str):
+            found.append(claim)
+    if not found:
+        return []
+    # each claim's text ends with its own verdict ("...: memory-bound"), so it is quoted
+    # as it stands, whether or not the measurement bore the claim out
+    first, *rest = found[:MAX_LINES]
+    lines = [f"Your last engine run, on {_where(run)}: {first['text']}."]
+    lines += [f"Same run: {claim['text']}." for claim in rest]
+    return lines
