@@ -1,0 +1,177 @@
+"""Quiz persistence: card rows, review rows and session rows in the kvdrill database.
+
+Every write that belongs to one answer happens in one `BEGIN IMMEDIATE`
+transaction: the review row, the card's new schedule (computed from the card
+row as it is *inside* the transaction, so a second session answering the same
+card at the same time is applied on top, not overwritten) and the session's
+counters. IMMEDIATE takes the write lock up front; a deferred BEGIN that later
+upgrades to a write can fail at once with "database is locked" instead of
+waiting out the busy timeout.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from drill.errors import StoreError
+
+CARD_COLUMNS = (
+    "question_id",
+    "state",
+    "step",
+    "stability",
+    "difficulty",
+    "due",
+    "last_review",
+    "reps",
+    "lapses",
+)
+REVIEW_COLUMNS = (
+    "id",
+    "question_id",
+    "reviewed_at",
+    "rating",
+    "correct",
+    "answer",
+    "seed",
+    "params",
+    "expected",
+    "unit",
+    "misconception",
+    "duration_ms",
+    "session_id",
+    "cram",
+)
+
+
+@contextmanager
+def write_transaction(db) -> Iterator[None]:
+    """One write transaction holding the database's write lock from its first statement."""
+    conn = db.conn
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        raise StoreError(f"the database is busy or read-only ({exc}); try again") from None
+    try:
+        yield
+    except BaseException:
+        # KeyboardInterrupt included: a half-written answer is not kept
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+def _row(cursor: sqlite3.Cursor, values: tuple | None) -> dict[str, Any] | None:
+    if values is None:
+        return None
+    return {col[0]: value for col, value in zip(cursor.description, values, strict=True)}
+
+
+def load_cards(db) -> dict[str, dict[str, Any]]:
+    """Every card row by question id (including questions no longer in any bank)."""
+    return {row["question_id"]: row for row in db.query("select * from cards")}
+
+
+def get_card(db, question_id: str) -> dict[str, Any] | None:
+    cursor = db.execute("select * from cards where question_id = ?", [question_id])
+    return _row(cursor, cursor.fetchone())
+
+
+def new_cards_since(db, since_iso: str) -> int:
+    """How many cards got their first scheduled (not cram) review at or after `since_iso`."""
+    sql = (
+        "select count(*) from (select question_id from reviews where cram = 0 "
+        "group by question_id having min(reviewed_at) >= ?)"
+    )
+    return db.execute(sql, [since_iso]).fetchone()[0]
+
+
+@dataclass(frozen=True)
+class Performance:
+    """A question's answer record: all reviews, cram included."""
+
+    reviews: int
+    wrong: int  # answers graded wrong or rated Again
+
+    @property
+    def wrong_ratio(self) -> float:
+        return self.wrong / self.reviews if self.reviews else 0.0
+
+
+def performance_by_question(db) -> dict[str, Performance]:
+    sql = (
+        "select question_id, count(*) as n, "
+        "sum(case when correct = 0 or rating = 1 then 1 else 0 end) as wrong "
+        "from reviews group by question_id"
+    )
+    return {row["question_id"]: Performance(row["n"], row["wrong"]) for row in db.query(sql)}
+
+
+def start_session(db, session_id: str, started_at: str, mode: str) -> None:
+    with write_transaction(db):
+        db.execute(
+            "insert into sessions (id, started_at, mode, answered, correct) values (?, ?, ?, 0, 0)",
+            [session_id, started_at, mode],
+        )
+
+
+def end_session(db, session_id: str, ended_at: str) -> None:
+    with write_transaction(db):
+        db.execute("update sessions set ended_at = ? where id = ?", [ended_at, session_id])
+
+
+def get_session(db, session_id: str) -> dict[str, Any] | None:
+    cursor = db.execute("select * from sessions where id = ?", [session_id])
+    return _row(cursor, cursor.fetchone())
+
+
+def record_answer(
+    db,
+    review: Mapping[str, Any],
+    reschedule: Callable[[dict[str, Any] | None], dict[str, Any]] | None,
+    *,
+    counted_correct: bool,
+) -> dict[str, Any] | None:
+    """Store one answer and its consequences atomically; return the card's new row.
+
+    `review` holds every column of REVIEW_COLUMNS. `reschedule` gets the card
+    row as stored now (None for a card never scheduled) and returns its new
+    row; None (cram) leaves the schedule alone. The review's session row
+    counts the answer, and `counted_correct` says whether it counts as right.
+    """
+    missing = [c for c in REVIEW_COLUMNS if c not in review]
+    if missing:
+        raise ValueError(f"review row lacks {', '.join(missing)}")
+    new_row = None
+    with write_transaction(db):
+        if reschedule is not None:
+            new_row = reschedule(get_card(db, review["question_id"]))
+            db.execute(
+                f"insert or replace into cards ({', '.join(CARD_COLUMNS)}) "
+                f"values ({', '.join('?' for _ in CARD_COLUMNS)})",
+                [new_row[c] for c in CARD_COLUMNS],
+            )
+        db.execute(
+            f"insert into reviews ({', '.join(REVIEW_COLUMNS)}) "
+            f"values ({', '.join('?' for _ in REVIEW_COLUMNS)})",
+            [review[c] for c in REVIEW_COLUMNS],
+        )
+        db.execute(
+            "update sessions set answered = answered + 1, correct = correct + ? where id = ?",
+            [1 if counted_correct else 0, review["session_id"]],
+        )
+    return new_row
+
+
+def reviews_of_session(db, session_id: str) -> list[dict[str, Any]]:
+    return list(
+        db.query(
+            "select * from reviews where session_id = ? order by reviewed_at, rowid", [session_id]
+        )
+    )
