@@ -371,7 +371,7 @@ def _diagnose(
             return f" You gave {ctx.shown(parsed.value if value is None else value)}; the answer is {answer}."
         number = format_quantity(parsed.value, None, digits=6)
         note = "" if ctx.dimension in _BARE_OK else " Give the unit too."
-        if value is None or value == parsed.value:
+        if value is None or (value == parsed.value and ctx.dimension in _BARE_OK):
             return f" You gave {number}; the answer is {answer}.{note}"
         return f" Your {number} reads as {ctx.shown(value)}; the answer is {answer}.{note}"
 
