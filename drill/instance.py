@@ -236,13 +236,19 @@ def _render(question_id: str, field: tuple[str | int, ...], text: str, values: M
 def misconception_feedback(
     question: NumericQuestion, index: int, value: int | float, values: Mapping, catalogue: Mapping
 ) -> tuple[str, str]:
-    """(name, rendered feedback) of the question's misconception `index` for one draw."""
+    """(name, feedback) of the question's misconception `index` for one draw.
+
+    The question's own feedback is rendered with the draw's values, plus `value`
+    (this misconception's wrong answer); otherwise the catalogue's text is used.
+    """
     item = question.misconceptions[index]
     info = catalogue.get(item.id)
     name = getattr(info, "name", None) or item.id
-    template = item.feedback or getattr(info, "feedback", None) or ""
+    if not item.feedback:
+        # the catalogue's text is generic and plain: it is shown as written
+        return name, getattr(info, "feedback", None) or ""
     field = ("misconceptions", index, "feedback")
-    return name, _render(question.id, field, template, {**values, "value": value})
+    return name, _render(question.id, field, item.feedback, {**values, "value": value})
 
 
 def _common(question: Any, seed: int) -> dict[str, Any]:

@@ -42,21 +42,26 @@ EVIDENCE_NAMES = frozenset(
 )
 
 
-def within_tolerance(value: float, expected: float, question: NumericQuestion) -> bool:
-    """Whether `value` would be graded as `expected` under the question's tolerance."""
+def _wrong_is_right(value: float, expected: float, question: NumericQuestion) -> bool:
+    """Whether the grader would accept `value` for `expected` (its own tolerance rule)."""
+    from drill.grade import within_tolerance
+    from drill.instance import Instance
+
     tol = question.tolerance
-    if tol.abs is not None:
-        return abs(value - expected) <= tol.abs
-    if tol.sig is not None:
-        return _round_sig(value, tol.sig) == _round_sig(expected, tol.sig)
-    rel = tol.rel if tol.rel is not None else 0.01
-    return abs(value - expected) <= rel * abs(expected)
-
-
-def _round_sig(x: float, sig: int) -> float:
-    if x == 0 or not math.isfinite(x):
-        return x
-    return round(x, sig - 1 - math.floor(math.log10(abs(x))))
+    probe = Instance(
+        question_id=question.id,
+        kind="numeric",
+        seed=0,
+        text="",
+        topic=question.topic,
+        difficulty=question.difficulty,
+        expected=expected,
+        unit=question.unit,
+        tolerance_rel=tol.rel,
+        tolerance_abs=tol.abs,
+        tolerance_sig=tol.sig,
+    )
+    return within_tolerance(value, expected, probe)
 
 
 class _Report:
@@ -138,8 +143,8 @@ def _expressions(question: NumericQuestion) -> Iterable[tuple[tuple, str]]:
         yield ("misconceptions", i, "expr"), item.expr
 
 
-def _texts(question: NumericQuestion, catalogue: Mapping[str, Any]):
-    """(field, template, extra names) of every text that is rendered with a draw's values."""
+def _texts(question: NumericQuestion):
+    """(field, template, extra names) of every text rendered with a draw's values."""
     yield ("prompt",), question.prompt, ()
     for i, step in enumerate(question.solution):
         yield ("solution", i), step, ()
@@ -148,11 +153,8 @@ def _texts(question: NumericQuestion, catalogue: Mapping[str, Any]):
     if question.explanation:
         yield ("explanation",), question.explanation, ()
     for i, item in enumerate(question.misconceptions):
-        info = catalogue.get(item.id)
-        template = item.feedback or getattr(info, "feedback", None)
-        if template:
-            field = ("misconceptions", i, "feedback" if item.feedback else "id")
-            yield field, template, ("value",)
+        if item.feedback:
+            yield ("misconceptions", i, "feedback"), item.feedback, ("value",)
 
 
 def lint_numeric(
@@ -189,20 +191,20 @@ def lint_numeric(
             report.add(("misconceptions", i, "id"), f"'{item.id}' is not in the catalogue")
 
     before = len(report.problems)
-    shown = _check_placeholders(question, report, known | set(defined), catalogue)
+    shown = _check_placeholders(question, report, known | set(defined))
     texts_ok = len(report.problems) == before
     _check_params_used(question, report, defined, used, shown, derived_uses)
     if compiles:
         _check_draws(question, report, draws, catalogue, presets, render=texts_ok)
 
 
-def _check_placeholders(question, report, known, catalogue) -> set[str]:
+def _check_placeholders(question, report, known) -> set[str]:
     """Report unknown placeholders and bad specs; return the names the prompt shows."""
     from drill.render import check_spec, placeholders
 
     known = known | {"answer"}
     shown: set[str] = set()
-    for field, template, extra in _texts(question, catalogue):
+    for field, template, extra in _texts(question):
         try:
             found = placeholders(template)
         except BankError as exc:
@@ -250,7 +252,7 @@ def _check_draws(question, report, draws, catalogue, presets, *, render: bool) -
             continue
         for i, value in enumerate(draw.misconception_values):
             field = ("misconceptions", i, "expr")
-            if not report.seen(field) and within_tolerance(value, expected, question):
+            if not report.seen(field) and _wrong_is_right(value, expected, question):
                 wrong_id = question.misconceptions[i].id
                 message = f"'{wrong_id}' gives the right answer ({value:g}) on seed {seed}"
                 report.add(field, message)

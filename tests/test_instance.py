@@ -21,7 +21,7 @@ BANKS = Path(__file__).parent / "banks"
 
 CATALOGUE = {
     "forgot-kv-factor": SimpleNamespace(
-        name="forgot the K+V factor", feedback="That counts only K or V: {value:,} bytes."
+        name="forgot the K+V factor", feedback="Count both K and V {tensors}."
     ),
     "gb-vs-gib": SimpleNamespace(name="GB read as GiB", feedback="Decimal vs binary units."),
 }
@@ -70,9 +70,9 @@ def test_worked_example_renders_exactly(bank):
         "forgot the K+V factor",
         268435456,
     )
-    # the catalogue's text, rendered with this draw's wrong value
-    assert first.feedback == "That counts only K or V: 268,435,456 bytes."
-    # the question's own feedback overrides the catalogue's
+    # the catalogue's text is generic and shown as written, braces and all
+    assert first.feedback == "Count both K and V {tensors}."
+    # the question's own feedback overrides the catalogue's and uses the draw's numbers
     assert second.value == pytest.approx(576460752.303423)
     assert second.feedback == "That is 0.576 GB read as GiB; the answer is 0.5 GiB."
 
