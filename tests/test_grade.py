@@ -546,3 +546,10 @@ def test_forgetting_the_kv_factor_is_named_on_any_draw(layers, kv_heads, head_di
     verdict = grade(instance, format_quantity(total / 2, "GiB"))
     assert verdict.misconception == "forgot-kv-factor"
     assert grade(instance, format_quantity(total, "MiB")).status == "correct"
+
+
+def test_bare_number_in_the_best_fit_unit_when_no_show_as():
+    instance = numeric(536870912, "bytes")  # best fit: 512 MiB
+    verdict = grade(instance, "512")
+    assert (verdict.status, verdict.correct, verdict.rating) == ("unit", True, 2)
+    assert verdict.feedback == "Right number, but give the unit: 512 MiB."
