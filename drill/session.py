@@ -443,7 +443,12 @@ class _Session:
 
         def reschedule(row: dict[str, Any] | None) -> dict[str, Any]:
             current = row or new_card_row(instance.question_id, now)
-            return review_row(self.scheduler, current, rating, now)
+            # another session may have committed a review of this card after our clock
+            # read while we waited for the lock; never schedule backwards in time
+            at = now
+            if current["last_review"]:
+                at = max(now, parse_iso(current["last_review"]))
+            return review_row(self.scheduler, current, rating, at)
 
         record_answer(
             self.db,

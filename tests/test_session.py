@@ -378,7 +378,7 @@ def test_a_concept_answer_shows_the_model_answer_marks_key_points_and_is_self_ra
     assert "Model answer:" in term.text
     assert "  [x] every step reads all the weights" in term.text
     assert "  [ ] little arithmetic per byte (low arithmetic intensity)" in term.text
-    assert "(evidence asked for: decode-memory-bound)" in term.text
+    assert "(evidence asked for: decode_memory_bound)" in term.text
     assert "[Enter = 2 hard]" in term.text
     (row,) = reviews(db)
     assert row["question_id"] == "qf-decode-bound"

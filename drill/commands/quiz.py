@@ -24,12 +24,12 @@ def _clock_and_reader(fixed_now: str | None, tick_s: float):
     moves `tick_s` seconds each time a line is read, as if the user took that
     long to type it.
     """
+    import sys
     from datetime import datetime, timedelta, timezone
 
-    stdin = click.get_text_stream("stdin")
-
     def read_raw() -> str | None:
-        line = stdin.readline()
+        # sys.stdin at call time: click's test runner swaps it, a pipe or a TTY both work
+        line = sys.stdin.readline()
         return line if line else None
 
     if fixed_now is None:
