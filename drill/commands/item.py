@@ -1,0 +1,176 @@
+"""`kvdrill ask` and `kvdrill check`: one question at a time, for scripts and quick looks."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+from typing import Any
+
+import click
+
+from drill.commands.bank import bank_option
+
+# seeds drawn when none is given stay short enough to type back
+RANDOM_SEED_LIMIT = 1_000_000
+
+
+def _instance(question_id: str, seed: int, banks: tuple[Path, ...]):
+    from drill.bank import load_default_bank
+    from drill.instance import make_instance
+
+    question = load_default_bank(banks).get(question_id)
+    return make_instance(question, seed)
+
+
+def instance_json(instance) -> dict[str, Any]:
+    """The stable JSON form of an instance, as `kvdrill ask --json` prints it."""
+    data: dict[str, Any] = {
+        "id": instance.question_id,
+        "seed": instance.seed,
+        "kind": instance.kind,
+        "topic": instance.topic,
+        "difficulty": instance.difficulty,
+        "text": instance.text,
+        "params": dict(instance.params),
+        "expected": instance.expected,
+        "unit": instance.unit,
+        "show_as": instance.show_as,
+    }
+    if instance.kind == "choice":
+        data["options"] = list(instance.options)
+        data["correct"] = list(instance.correct_options)
+    if instance.kind == "order":
+        data["items"] = list(instance.items)
+        data["correct_order"] = list(instance.correct_order)
+    return data
+
+
+def _expected_text(instance) -> str:
+    from drill.units import format_quantity
+
+    shown = format_quantity(instance.expected, instance.show_as or instance.unit)
+    exact = f"{instance.expected:,}" if isinstance(instance.expected, int) else None
+    return f"{shown} ({exact} {instance.unit})" if exact and exact not in shown else shown
+
+
+@click.command()
+@click.argument("question_id", metavar="ID")
+@click.option(
+    "--seed", type=int, help="Which draw of the numbers (default: a random one, printed)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (see below).")
+@bank_option
+def ask(question_id: str, seed: int | None, as_json: bool, banks: tuple[Path, ...]) -> None:
+    """Show one question, drawn with SEED: the same ID and seed give the same numbers.
+
+    --json prints an object with id, seed, kind, topic, difficulty, text, params,
+    expected (base units, or null), unit, show_as; choice questions add options
+    and correct (0-based indexes into options), order questions add items and
+    correct_order (indexes into items, in the right order).
+    """
+    if seed is None:
+        seed = secrets.randbelow(RANDOM_SEED_LIMIT)
+    instance = _instance(question_id, seed, banks)
+    if as_json:
+        click.echo(json.dumps(instance_json(instance), indent=2, ensure_ascii=False))
+        return
+    click.echo(f"{instance.question_id} · seed {instance.seed} · {instance.topic}")
+    click.echo()
+    click.echo(instance.text)
+    for i, text in enumerate(instance.options or instance.items, 1):
+        click.echo(f"  {i}. {text}")
+    click.echo()
+    if instance.kind == "numeric":
+        unit = instance.show_as or instance.unit
+        click.echo(f"Answer with a number and unit (e.g. in {unit}), then check it with:")
+    elif instance.kind == "choice":
+        click.echo("Answer with the number(s) of the right option(s), then check it with:")
+    elif instance.kind == "order":
+        click.echo("Answer with the numbers in the right order (e.g. 3 1 2), then check it with:")
+    else:
+        click.echo("Answer in your own words, then check it with:")
+    click.echo(f'  kvdrill check {instance.question_id} --seed {instance.seed} --answer "..."')
+
+
+def verdict_json(instance, answer_text: str, verdict) -> dict[str, Any]:
+    """The stable JSON form of a graded answer, as `kvdrill check --json` prints it."""
+    data = verdict.to_json()
+    return {
+        "id": instance.question_id,
+        "seed": instance.seed,
+        "kind": instance.kind,
+        "answer": answer_text,
+        "correct": data["correct"],
+        "status": data["status"],
+        "value": data["value"],
+        "expected": instance.expected,
+        "unit": instance.unit,
+        "misconception": data["misconception"],
+        "misconception_name": data["misconception_name"],
+        "feedback": data["feedback"],
+        "rating": data["rating"],
+        "covered": data["covered"],
+    }
+
+
+@click.command()
+@click.argument("question_id", metavar="ID")
+@click.option("--seed", type=int, required=True, help="The draw that was asked (from `ask`).")
+@click.option("--answer", "answer_text", required=True, help="The answer, as you would type it.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (see below).")
+@bank_option
+def check(
+    question_id: str, seed: int, answer_text: str, as_json: bool, banks: tuple[Path, ...]
+) -> None:
+    """Grade one answer to question ID as drawn with SEED.
+
+    Exit status 0 when the answer was graded (right or wrong), 1 when it could not
+    be read. --json prints an object with id, seed, kind, answer, correct (true,
+    false, or null for a self-rated concept answer), status (correct, unit,
+    magnitude, misconception, wrong, unreadable, self), value (the answer in base
+    units, or null), expected, unit, misconception (a catalogue id or null),
+    misconception_name, feedback, rating (suggested 1-4) and covered (concept: one
+    flag per key point).
+    """
+    from drill.grade import grade
+
+    instance = _instance(question_id, seed, banks)
+    verdict = grade(instance, answer_text)
+    if as_json:
+        click.echo(json.dumps(verdict_json(instance, answer_text, verdict), indent=2))
+        if verdict.status == "unreadable":
+            raise SystemExit(1)
+        return
+    if verdict.status == "unreadable":
+        raise click.ClickException(" ".join(verdict.feedback.split()))
+    for line in verdict_lines(instance, verdict):
+        click.echo(line)
+
+
+def verdict_lines(instance, verdict) -> list[str]:
+    """The verdict as a person reads it: right or wrong, why, and the worked solution."""
+    lines: list[str] = []
+    if instance.kind == "concept":
+        lines.append(f"Suggested rating: {verdict.rating} of 4 (you judge your own answer).")
+    elif verdict.correct:
+        lines.append("Correct." if verdict.status == "correct" else "Correct, with a unit slip.")
+    else:
+        lines.append("Not quite.")
+    if instance.kind == "numeric":
+        lines.append(f"Answer: {_expected_text(instance)}")
+    elif instance.kind == "choice":
+        right = ", ".join(str(i + 1) for i in instance.correct_options)
+        lines.append(f"Answer: {right}")
+    elif instance.kind == "order":
+        lines.append("Answer: " + " ".join(str(i + 1) for i in instance.correct_order))
+    if verdict.misconception_name:
+        lines.append(f"Looks like: {verdict.misconception_name}.")
+    if verdict.feedback:
+        lines.extend(verdict.feedback.splitlines())
+    if instance.kind == "concept" and instance.answer_text:
+        lines += ["Model answer:", f"  {instance.answer_text.strip()}"]
+    if instance.solution:
+        lines.append("Solution:")
+        lines.extend(f"  {step}" for step in instance.solution)
+    return lines
