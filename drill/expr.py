@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
@@ -377,7 +378,10 @@ def compile_expr(
     if _bracket_depth(stripped) > MAX_DEPTH:
         raise ExprError("the expression is nested too deeply")
     try:
-        tree = ast.parse(stripped, mode="eval")
+        with warnings.catch_warnings():
+            # "1if 2" or "5x" warn before failing; the user gets our message instead
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(stripped, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         raise ExprError(f"cannot read {stripped!r} as arithmetic") from None
     if _depth(tree) > MAX_DEPTH:

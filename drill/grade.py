@@ -482,6 +482,8 @@ def _read_indexes(text: str, count: int, what: str, *, compact: bool = False) ->
     if len(text) > 500:
         return "that answer is too long"
     tokens = [t for t in _TOKEN_SPLIT.split(text) if t]
+    if not tokens:
+        return f"give the {what}"
     if compact and len(tokens) == 1 and len(tokens[0]) == count > 1 and tokens[0].isalnum():
         tokens = list(tokens[0])  # "3142" or "cadb"
     indexes = []

@@ -159,3 +159,9 @@ _INTS = st.integers(min_value=-(10**6), max_value=10**6)
 def test_integer_arithmetic_matches_python(a, b, c):
     expr = compile_expr("a * b + c - (a - b) * 3")
     assert expr.evaluate({"a": a, "b": b, "c": c}) == a * b + c - (a - b) * 3
+
+
+def test_no_warning_escapes_for_odd_literals(recwarn):
+    with pytest.raises(ExprError):
+        evaluate("1if 2")
+    assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning)]

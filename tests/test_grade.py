@@ -553,3 +553,9 @@ def test_bare_number_in_the_best_fit_unit_when_no_show_as():
     verdict = grade(instance, "512")
     assert (verdict.status, verdict.correct, verdict.rating) == ("unit", True, 2)
     assert verdict.feedback == "Right number, but give the unit: 512 MiB."
+
+
+@pytest.mark.parametrize("text", [">", ",", " , ; ", "->"])
+def test_separators_alone_are_unreadable(text):
+    assert grade(CHOICE, text).status == "unreadable"
+    assert grade(ORDER, text).status == "unreadable"
