@@ -1,0 +1,121 @@
+"""The synthetic transformer: shapes, cache vs recompute, KV bytes vs the formula."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from drill.kvmath import kv_cache_bytes  # noqa: E402
+from engine_check.config import TINY_MODEL, ModelConfig  # noqa: E402
+from engine_check.model import (  # noqa: E402
+    KVCache,
+    _forward,
+    build_model,
+    decode_step,
+    forward_no_cache,
+    prefill,
+)
+
+CPU = torch.device("cpu")
+
+
+def tiny(**overrides) -> ModelConfig:
+    fields = TINY_MODEL.to_dict() | overrides
+    return ModelConfig(**fields)
+
+
+def test_output_and_cache_shapes():
+    cfg = tiny()
+    model = build_model(cfg, max_seq=32, dtype=torch.float32, device=CPU)
+    cache = model.setup_cache(batch=3, max_seq=20)
+    assert tuple(cache.kv.shape) == (2, 2, 3, 2, 20, 16)  # [L, K/V, B, Hkv, S, D]
+    logits = prefill(model, torch.zeros(3, 7, dtype=torch.long))
+    assert tuple(logits.shape) == (3, 256)
+    logits = decode_step(model, torch.zeros(3, 1, dtype=torch.long), pos=7)
+    assert tuple(logits.shape) == (3, 256)
+    assert tuple(forward_no_cache(model, torch.zeros(3, 9, dtype=torch.long)).shape) == (3, 256)
+
+
+def test_prefill_writes_k_and_v_only_for_prompt_positions():
+    cfg = tiny()
+    model = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU)
+    cache = model.setup_cache(batch=1)
+    prefill(model, torch.arange(5).view(1, 5))
+    written = cache.kv.abs().sum(dim=(0, 1, 2, 3, 5))  # per position
+    assert (written[:5] > 0).all()
+    assert (written[5:] == 0).all()
+
+
+def test_parameter_count_matches_config_formula():
+    for cfg in (tiny(), tiny(kv_heads=1), tiny(kv_heads=4), tiny(layers=3, ffn=96)):
+        model = build_model(cfg, max_seq=8, dtype=torch.float32, device=CPU)
+        assert sum(p.numel() for p in model.parameters()) == cfg.params
+
+
+def test_same_seed_same_weights_other_seed_different():
+    a = build_model(TINY_MODEL, 8, torch.float32, CPU, seed=3)
+    b = build_model(TINY_MODEL, 8, torch.float32, CPU, seed=3)
+    c = build_model(TINY_MODEL, 8, torch.float32, CPU, seed=4)
+    assert torch.equal(a.output.weight, b.output.weight)
+    assert not torch.equal(a.output.weight, c.output.weight)
+
+
+def _greedy_matches_recompute(cfg: ModelConfig, batch: int, prompt_len: int, steps: int) -> None:
+    model = build_model(cfg, max_seq=prompt_len + steps, dtype=torch.float32, device=CPU, seed=1)
+    model.setup_cache(batch)
+    gen = torch.Generator().manual_seed(0)
+    tokens = torch.randint(0, cfg.vocab, (batch, prompt_len), generator=gen)
+    cached = prefill(model, tokens)
+    torch.testing.assert_close(cached, forward_no_cache(model, tokens), rtol=1e-5, atol=1e-5)
+    for step in range(steps):
+        nxt = cached.argmax(dim=-1, keepdim=True)  # [B, 1]
+        tokens = torch.cat([tokens, nxt], dim=1)
+        cached = decode_step(model, nxt, pos=prompt_len + step)
+        recomputed = forward_no_cache(model, tokens)
+        torch.testing.assert_close(cached, recomputed, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kv_heads", [1, 2, 4])  # MQA, GQA, plain multi-head
+def test_cached_decode_equals_recompute_in_fp32(kv_heads):
+    _greedy_matches_recompute(tiny(kv_heads=kv_heads), batch=2, prompt_len=5, steps=6)
+
+
+def test_chunk_after_cached_positions_equals_recompute():
+    cfg = tiny()
+    model = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=2)
+    model.setup_cache(1)
+    tokens = torch.randint(0, cfg.vocab, (1, 9), generator=torch.Generator().manual_seed(5))
+    prefill(model, tokens[:, :4])
+    with torch.inference_mode():
+        chunked = _forward(model, tokens[:, 4:], pos0=4, use_cache=True)
+    torch.testing.assert_close(chunked, forward_no_cache(model, tokens), rtol=1e-5, atol=1e-5)
+
+
+def test_decode_without_cache_or_past_its_end_is_refused():
+    model = build_model(TINY_MODEL, max_seq=8, dtype=torch.float32, device=CPU)
+    one = torch.zeros(1, 1, dtype=torch.long)
+    with pytest.raises(ValueError, match="setup_cache"):
+        decode_step(model, one, pos=0)
+    model.setup_cache(1, max_seq=4)
+    with pytest.raises(ValueError, match="setup_cache"):
+        decode_step(model, one, pos=4)
+    with pytest.raises(ValueError, match="exceed"):
+        model.setup_cache(1, max_seq=9)
+
+
+@pytest.mark.parametrize(
+    "layers, kv_heads, head_dim, batch, seq, dtype, width",
+    [
+        (2, 2, 16, 1, 24, torch.float32, 4),
+        (3, 1, 8, 4, 7, torch.bfloat16, 2),
+        (1, 4, 32, 2, 100, torch.float16, 2),
+    ],
+)
+def test_cache_bytes_equal_kvmath_formula_exactly(
+    layers, kv_heads, head_dim, batch, seq, dtype, width
+):
+    cfg = tiny(layers=layers, kv_heads=kv_heads, heads=4, head_dim=head_dim)
+    cache = KVCache(cfg, batch, seq, dtype, CPU)
+    measured = cache.kv.numel() * cache.kv.element_size()
+    assert measured == cache.nbytes
+    assert measured == kv_cache_bytes(layers, kv_heads, head_dim, seq, width, requests=batch)
+    assert measured == 2 * layers * kv_heads * head_dim * seq * width * batch
