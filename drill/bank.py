@@ -517,3 +517,22 @@ def load_bank(paths: Iterable[Path]) -> Bank:
 def load_default_bank(extra: Iterable[Path] = ()) -> Bank:
     """The built-in deck plus `KVDRILL_BANK` plus `extra`."""
     return load_bank(default_bank_paths(extra))
+
+
+def id_clashes(bank: Bank, other: Bank) -> list[LintError]:
+    """Questions of `bank` whose id a question of `other` in another file already uses.
+
+    `kvdrill bank lint my.yaml` uses this against the built-in deck: the two are
+    loaded together by the quiz, where the clash would stop it.
+    """
+    problems: list[LintError] = []
+    for qid in bank.ids:
+        if qid not in other:
+            continue
+        mine, theirs = bank.source(qid), other.source(qid)
+        if mine.path.resolve() == theirs.path.resolve():
+            continue
+        where = f"{display_path(theirs.path)}:{theirs.line}"
+        message = f"id already used by the built-in deck at {where}"
+        problems.append(LintError(display_path(mine.path), mine.line, qid, message))
+    return problems

@@ -3,11 +3,12 @@
 For every numeric template, `lint_bank` first checks it statically (every
 expression compiles and names only values defined before it, every param is
 used and shown, every placeholder names a known value, every misconception id
-is in the catalogue), then draws it with seeds 0..draws-1: each draw must
-evaluate, render, and give a finite positive answer that no misconception
-matches within the question's tolerance. Concept questions may only cite
-evidence that engine_check can measure. Each problem is reported once per
-field, at the line of that field, with the first seed that shows it.
+is in the catalogue, every preset exists, `show_as` fits the answer's unit),
+then draws it with seeds 0..draws-1: each draw must evaluate, render, and give
+a finite positive answer that no misconception matches within the question's
+tolerance. Concept questions may only cite evidence that engine_check can
+measure; choice options and order items must differ. Each problem is reported
+once per field, at the line of that field, with the first seed that shows it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,13 @@ from drill.instance import (
     draw_numeric,
     render_numeric,
 )
-from drill.schema import ConceptQuestion, NumericQuestion, OrderQuestion, PresetParam
+from drill.schema import (
+    ChoiceQuestion,
+    ConceptQuestion,
+    NumericQuestion,
+    OrderQuestion,
+    PresetParam,
+)
 
 DEFAULT_DRAWS = 200
 
@@ -112,13 +119,21 @@ def lint_bank(
                     known = ", ".join(sorted(EVIDENCE_NAMES))
                     report.add(("evidence", i), f"unknown evidence '{name}' (known: {known})")
         elif isinstance(question, OrderQuestion):
-            seen: set[str] = set()
-            for i, item in enumerate(question.items):
-                if item in seen:
-                    report.add(("items", i), f"'{item}' appears twice; the order is ambiguous")
-                seen.add(item)
+            _check_repeats(report, "items", question.items, "the order is ambiguous")
+        elif isinstance(question, ChoiceQuestion):
+            texts = [option.text for option in question.options]
+            _check_repeats(report, "options", texts, "the options cannot be told apart")
         problems.extend(sorted(report.problems, key=lambda p: p.line))
     return problems
+
+
+def _check_repeats(report: _Report, field: str, texts: list[str], why: str) -> None:
+    seen: set[str] = set()
+    for i, text in enumerate(texts):
+        key = " ".join(text.split()).casefold()
+        if key in seen:
+            report.add((field, i), f"'{text}' appears twice; {why}")
+        seen.add(key)
 
 
 # --------------------------------------------------------------------------- numeric
@@ -167,25 +182,32 @@ def lint_numeric(
     defined = param_names(question)
     known: set[str] = set().union(*defined.values()) if defined else set()
     used: set[str] = set()
-    compiles = True
+    drawable = True
     derived_uses: dict[str, set[str]] = {}
     for field, text in _expressions(question):
         try:
             names = set(compiled(text).names)
         except ExprError as exc:
             report.add(field, str(exc))
-            compiles = False
+            drawable = False
             continue
         for name in sorted(names - known):
             later = field[0] == "derived" and name in question.derived
             why = "is defined after it" if later else "is not a param or derived value"
             report.add(field, f"'{name}' {why}")
-            compiles = False
+            drawable = False
         used |= names
         if field[0] == "derived":
             derived_uses[field[1]] = names
             known.add(field[1])
 
+    for name, param in question.params.items():
+        if isinstance(param, PresetParam):
+            for i, preset in enumerate(param.preset):
+                if preset not in presets:
+                    report.add(("params", name, "preset", i), f"unknown model preset '{preset}'")
+                    drawable = False  # draws would only repeat it
+    _check_show_as(question, report)
     for i, item in enumerate(question.misconceptions):
         if item.id not in catalogue:
             report.add(("misconceptions", i, "id"), f"'{item.id}' is not in the catalogue")
@@ -194,8 +216,24 @@ def lint_numeric(
     shown = _check_placeholders(question, report, known | set(defined))
     texts_ok = len(report.problems) == before
     _check_params_used(question, report, defined, used, shown, derived_uses)
-    if compiles:
+    if drawable:
         _check_draws(question, report, draws, catalogue, presets, render=texts_ok)
+
+
+def _check_show_as(question: NumericQuestion, report: _Report) -> None:
+    """`show_as` must be a unit of the answer's dimension (GiB for bytes, ms for seconds)."""
+    if question.show_as is None:
+        return
+    from drill.units import parse_unit
+
+    spec = parse_unit(question.show_as)
+    if spec is None:
+        report.add(("show_as",), f"'{question.show_as}' is not a unit symbol")
+    elif spec.dimension != question.unit:
+        report.add(
+            ("show_as",),
+            f"'{question.show_as}' measures {spec.dimension}, but the answer is in {question.unit}",
+        )
 
 
 def _check_placeholders(question, report, known) -> set[str]:

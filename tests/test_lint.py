@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from drill.bank import load_bank
+from drill.bank import builtin_bank_files, display_path, load_bank
 from drill.cli import cli
 from drill.instance import InstanceError, make_instance
 from drill.lint import lint_bank
@@ -120,8 +120,14 @@ def test_semantic_checks_each_name_their_field():
         "bad/lint_semantics.yaml:37: fx-bad-evidence: evidence[1]: unknown evidence "
         "'decode_is_magic' (known: batch_amortizes_decode, cache_beats_recompute, "
         "decode_memory_bound, kv_formula_exact, prefill_compute_bound)",
+        "bad/lint_semantics.yaml:43: fx-wrong-show-as: params.m.preset[1]: "
+        "unknown model preset 'no-such-model'",
+        "bad/lint_semantics.yaml:46: fx-wrong-show-as: show_as: "
+        "'ms' measures seconds, but the answer is in bytes",
+        "bad/lint_semantics.yaml:54: fx-twin-options: options[1]: "
+        "'kv  heads' appears twice; the options cannot be told apart",
     ]
-    assert result.stderr == "7 problems in 1 file\n"
+    assert result.stderr == "10 problems in 1 file\n"
 
 
 def test_a_folder_lists_every_file_problem():
@@ -138,8 +144,8 @@ def test_a_folder_lists_every_file_problem():
         "bad/lint_semantics.yaml",
         "bad/unknown_name.yaml",
     }
-    assert len(lines) == 12
-    assert result.stderr == "12 problems in 6 files\n"
+    assert len(lines) == 15
+    assert result.stderr == "15 problems in 6 files\n"
 
 
 def test_good_bank_passes_with_a_summary():
@@ -196,3 +202,30 @@ questions:
     (error,) = lint_bank(load_bank([path]), draws=50)
     assert error.line == 15
     assert error.message.startswith("misconceptions[0].expr: 'forgot-kv-factor' gives the right")
+
+
+def test_ids_must_not_clash_with_the_builtin_deck(tmp_path):
+    builtin = load_bank(builtin_bank_files())
+    taken = builtin.ids[0]
+    where, line = builtin.location(taken)
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        f"""\
+deck: mine
+questions:
+  - id: {taken}
+    kind: concept
+    topic: kv-cache
+    prompt: Mine.
+    answer: Mine.
+    key_points: [{{point: mine, cues: [mine]}}]
+""",
+        encoding="utf-8",
+    )
+    result = lint(str(path))
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"{path}:3: {taken}: id already used by the built-in deck at {display_path(where)}:{line}\n"
+    )
+    # linting the built-in files themselves is no clash
+    assert lint(*map(str, builtin_bank_files())).exit_code == 0

@@ -89,14 +89,17 @@ def lint_cmd(paths: tuple[Path, ...], draws: int) -> None:
     """Check bank files: schema, ids, expressions, placeholders, and many seeded draws.
 
     PATHs are files or folders (searched for *.yaml and *.yml); without any, the
-    built-in deck is checked. Each problem is printed as file:line: id: message,
+    built-in deck is checked. Ids must not clash with the built-in deck. Each problem is printed as file:line: id: message,
     and the exit status is 1 if there is any.
     """
-    from drill.bank import builtin_bank_files, read_bank
+    from drill.bank import builtin_bank_files, id_clashes, read_bank
     from drill.lint import lint_bank
     from drill.schema import NumericQuestion
 
     loaded, problems = read_bank(paths or builtin_bank_files())
+    if paths:
+        builtin, _ = read_bank(builtin_bank_files())
+        problems += id_clashes(loaded, builtin)
     problems += lint_bank(loaded, draws=draws)
     if problems:
         for problem in problems:
