@@ -5,8 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from drill.bank import (
+    LineLoader,
     builtin_bank_files,
     default_bank_paths,
     expand_bank_paths,
@@ -267,3 +271,38 @@ def test_default_paths_are_builtin_then_env_then_extra(tmp_path, monkeypatch):
     paths = default_bank_paths([extra])
     assert paths[-2:] == [env_file, extra]
     assert paths[:-2] == builtin_bank_files()
+
+
+# ------------------------------------------------------------------ properties of the reader
+
+_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=20),
+    st.floats(allow_nan=False, allow_infinity=False),
+)  # fmt: skip
+_documents = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_documents)
+def test_reader_gives_the_same_data_as_safe_load(tmp_path, document):
+    text = yaml.safe_dump(document, allow_unicode=True)
+    assert yaml.load(text, Loader=LineLoader) == yaml.safe_load(text)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=300))
+def test_any_text_is_a_bank_or_one_line_problems(tmp_path, text):
+    path = tmp_path / "any.yaml"
+    path.write_text(text, encoding="utf-8")
+    _, problems = read_bank([path])
+    for problem in problems:
+        assert "\n" not in str(problem)
+        assert str(problem).startswith(f"{path}:{problem.line}: ")
+        assert 1 <= problem.line <= max(1, len(text.splitlines()) + 1)
