@@ -148,7 +148,7 @@ def _yaml_problem(path: str, exc: yaml.YAMLError, last_line: int) -> LintError:
 
 def _child(data: Any, key: Any) -> tuple[bool, Any, int | None]:
     """Step from `data` into `key`: (found, child, line of the child)."""
-    if isinstance(data, dict) and not isinstance(key, int) and key in data:
+    if isinstance(data, dict) and key in data:
         lines = getattr(data, "key_lines", {})
         return True, data[key], lines.get(key)
     if isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
@@ -536,3 +536,10 @@ def id_clashes(bank: Bank, other: Bank) -> list[LintError]:
         message = f"id already used by the built-in deck at {where}"
         problems.append(LintError(display_path(mine.path), mine.line, qid, message))
     return problems
+
+
+def lint_bank(bank: Bank, draws: int = 200, **options: Any) -> list[LintError]:
+    """The lint checks of `drill.lint` (kept there; importable from here too)."""
+    from drill.lint import lint_bank as lint
+
+    return lint(bank, draws, **options)
