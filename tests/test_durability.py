@@ -130,3 +130,18 @@ def test_two_sessions_answering_at_once_keep_every_answer(tmp_path):
     ]
     for quiz in (first, second):
         assert "6 answered: 6 right, 0 wrong" in quiz.text
+
+
+def test_ctrl_c_in_a_real_process_ends_with_the_summary_and_keeps_the_answers(tmp_path):
+    db = tmp_path / "k.db"
+    quiz = QuizProcess(db, "--seed", "7")
+    quiz.wait_for(f"[1/{QUESTIONS}]")
+    quiz.send("a fixture answer", "")
+    quiz.wait_for(f"[2/{QUESTIONS}]")
+    quiz.proc.send_signal(signal.SIGINT)
+    quiz.wait_for("── summary ──")
+    assert quiz.finish() == 0
+    assert "1 answered: 1 right, 0 wrong" in quiz.text
+    assert query(db, "select answer from reviews") == [("a fixture answer",)]
+    (ended_at,) = query(db, "select ended_at from sessions")[0]
+    assert ended_at is not None
