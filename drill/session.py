@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from drill.errors import BankError
+from drill.errors import BankError, KvdrillError
 from drill.review_store import (
     Performance,
     end_session,
@@ -347,7 +347,13 @@ class _Session:
     def run_item(self, result: SessionResult, position: int, total: int, item: PlanItem,
                  seed: int) -> None:
         question = self.questions[item.question_id]
-        instance = self.deps.make_instance(question, seed)
+        try:
+            instance = self.deps.make_instance(question, seed)
+        except KvdrillError as exc:
+            # one broken template must not end the session
+            result.skipped += 1
+            self.say("", f"[{position}/{total}] skipped {question.id}: {exc}")
+            return
         tag = {"learning": "again", "due": "review", "new": "new", "cram": "cram"}[item.why]
         self.say("", f"[{position}/{total}] {question.topic} · {tag}", *_prompt_text(instance))
         shown_at = self.io.now()
@@ -392,7 +398,7 @@ class _Session:
         else:
             self.say(*render_verdict(instance, verdict))
         rating, stop = self.read_rating(suggested)
-        self.store(result, instance, verdict, text, rating, duration_ms, item)
+        self.store(result, instance, verdict, text, rating, duration_ms)
         if stop:
             raise _Stop(stop)
 
@@ -419,7 +425,7 @@ class _Session:
             self.say(f"Type 1, 2, 3 or 4, or press Enter for {suggested} ({RATING_NAMES[suggested]}).")
 
     def store(self, result: SessionResult, instance, verdict, text: str, rating: int,
-              duration_ms: int, item: PlanItem) -> None:
+              duration_ms: int) -> None:
         now = self.io.now()
         graded = instance.kind != "concept"
         correct = bool(verdict.correct) if graded else None

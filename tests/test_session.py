@@ -509,3 +509,20 @@ def test_the_same_seed_draws_the_same_session(tmp_path):
     second, b = run(open_db(tmp_path / "b.db"), ["s", "s", "s"])
     strip = [line for line in a.text.splitlines() if "summary" not in line]
     assert strip == [line for line in b.text.splitlines() if "summary" not in line]
+
+
+def test_a_question_whose_template_fails_is_skipped_and_the_session_goes_on(tmp_path):
+    from drill.instance import make_instance
+
+    def flaky(question, seed):
+        if question.id == "qf-kv-bytes":
+            raise BankError("qf-kv-bytes: prompt: unknown name {layerz}")
+        return make_instance(question, seed)
+
+    db = open_db(tmp_path / "k.db")
+    term = Terminal(["fixture weights", "", "q"])
+    result = run_session(db, load_bank([BANK_DIR]), FIXTURE, term.io(), tz=timezone.utc,
+                         make_instance=flaky, evidence_lines=no_evidence)
+    assert "[1/3] skipped qf-kv-bytes: qf-kv-bytes: prompt: unknown name {layerz}" in term.text
+    assert (result.skipped, result.answered) == (1, 1)
+    assert [r["question_id"] for r in reviews(db)] == ["qf-decode-bound"]
