@@ -4,6 +4,7 @@ The result is one JSON-ready dict; `kvdrill engine run --json` prints it and the
 database stores it. Top-level keys (schema 1):
 
     schema, mode, device, device_name, dtype, torch_version, threads, wall_s,
+    cpu_count, load_avg_before, load_avg_after (1-minute load average, or null),
     config   {mode, model{...}, prompt_lens, ..., params, weight_bytes, decode_runner}
     peaks    {matmul_flops_per_s, copy_bytes_per_s, matmul_size, copy_bytes,
               matmul_timing, copy_timing, spec: {name, bf16_dense_flops_per_s,
@@ -42,7 +43,8 @@ def assemble_result(
 ) -> dict:
     """The result dict, with the ridge batch and the claims computed from the rest.
 
-    `meta` carries mode, device, device_name, dtype, torch_version, threads, wall_s.
+    `meta` carries mode, device, device_name, dtype, torch_version, threads, wall_s,
+    cpu_count, load_avg_before and load_avg_after.
     """
     model = ModelConfig(**config["model"])
     ridge = ridge_batch(
@@ -66,6 +68,26 @@ def assemble_result(
     }
     result["claims"] = compute_claims(result)
     return result
+
+
+# A 1-minute load average above this many runnable programs per CPU (beyond the run
+# itself) means other work was competing for the CPU while the run measured.
+BUSY_LOAD_PER_CPU = 0.25
+
+
+def busy_warning(result: dict) -> str | None:
+    """A warning line when other work was competing for the CPU as the run started.
+
+    Judged on the load average before the run: the one after it counts the run itself.
+    """
+    before = result.get("load_avg_before")
+    cpus = result.get("cpu_count") or 1
+    if before is None or before <= BUSY_LOAD_PER_CPU * cpus:
+        return None
+    return (
+        f"warning: the machine was busy (load average {before:.2f} on {cpus} CPUs before "
+        f"the run); other programs took time from it, so the numbers may be low"
+    )
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -99,6 +121,9 @@ def render_text(result: dict) -> str:
     ]
     if result.get("created_at"):
         lines.append(f"run at {result['created_at']}, took {result['wall_s']:.0f} s")
+    busy = busy_warning(result)
+    if busy:
+        lines.append(busy)
     lines.append(
         f"model: {model['layers']} layers, d_model {model['d_model']}, {model['heads']} heads / "
         f"{model['kv_heads']} KV heads x {model['head_dim']}, ffn {model['ffn']}, vocab "

@@ -4,6 +4,7 @@ model, run the experiments, assemble the result. The caller passes a progress ca
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 from collections.abc import Callable
@@ -47,6 +48,14 @@ def _cpu_model_name() -> str:
     return platform.processor() or platform.machine() or "CPU"
 
 
+def _load_average() -> float | None:
+    """The 1-minute load average, where the OS has one."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
 def _check_dtype_works(kind: str, dtype: torch.dtype) -> None:
     """A tiny matmul at the dtype, so an unsupported combination fails in one line now."""
     try:
@@ -66,6 +75,7 @@ def run_engine_check(
 ) -> dict:
     """Measure peaks and the five experiments; returns the result dict (see report.py)."""
     started = time.perf_counter()
+    load_before = _load_average()
     kind = resolve_device(device, torch.cuda.is_available(), mps_available())
     dtype_name = canonical_dtype(dtype, kind)
     torch_dtype = getattr(torch, dtype_name)
@@ -147,6 +157,11 @@ def run_engine_check(
         "torch_version": torch.__version__,
         "threads": cpu_threads(),
         "wall_s": time.perf_counter() - started,
+        "cpu_count": os.cpu_count(),
+        # other programs busy on the CPU slow every measurement (and, on a GPU run, the
+        # kernel launches); the report warns when the machine was not idle
+        "load_avg_before": load_before,
+        "load_avg_after": _load_average(),
     }
     return assemble_result(
         meta=meta,

@@ -130,3 +130,15 @@ def test_claims_do_not_modify_the_result():
     before = copy.deepcopy(run)
     compute_claims(run)
     assert run == before
+
+
+def test_busy_machine_warning_uses_the_load_before_the_run():
+    from engine_check.report import busy_warning
+
+    assert busy_warning({"load_avg_before": 0.3, "cpu_count": 2}) is None
+    assert busy_warning({"load_avg_before": None, "cpu_count": 2}) is None
+    assert busy_warning({}) is None
+    assert busy_warning({"load_avg_before": 1.5, "cpu_count": 2}) == (
+        "warning: the machine was busy (load average 1.50 on 2 CPUs before the run); "
+        "other programs took time from it, so the numbers may be low"
+    )
