@@ -25,7 +25,7 @@ from drill.errors import StoreError
 from drill.paths import default_db_path
 
 # Bump with every migration appended below; it is written to PRAGMA user_version.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 10_000
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -100,6 +100,34 @@ def m001_initial(db: Database) -> None:
     db["reviews"].create_index(["reviewed_at"], if_not_exists=True)
     db["reviews"].create_index(["question_id", "reviewed_at"], if_not_exists=True)
     db["cards"].create_index(["due"], if_not_exists=True)
+
+
+@migrations()
+def m002_covering_review_indexes(db: Database) -> None:
+    """Indexes that answer the history queries without touching the table rows.
+
+    With a million reviews, `kvdrill stats`, true retention and the quiz's per-question
+    counts read only these: the time-ordered one for day ranges (and the replay's time
+    order), the per-question one for per-question counts and "was it reviewed before"
+    probes. They replace m001's two narrower indexes, which are
+    their prefixes. The partial index counts misconceptions (a few percent of rows).
+    """
+    db.execute("drop index if exists idx_reviews_reviewed_at")
+    db.execute("drop index if exists idx_reviews_question_id_reviewed_at")
+    db["reviews"].create_index(
+        ["reviewed_at", "question_id", "rating", "correct", "cram"],
+        index_name="idx_reviews_time_cover",
+        if_not_exists=True,
+    )
+    db["reviews"].create_index(
+        ["question_id", "reviewed_at", "rating", "correct", "cram"],
+        index_name="idx_reviews_question_cover",
+        if_not_exists=True,
+    )
+    db.execute(
+        "create index if not exists idx_reviews_misconception"
+        " on reviews (misconception, reviewed_at) where misconception is not null"
+    )
 
 
 def _check_header(path: Path) -> None:
