@@ -33,9 +33,11 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -63,7 +65,6 @@ FIELDS = (
 REQUIRED = ("id", "question_id", "reviewed_at", "rating")
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000
-_TEXT_FIELDS = ("question_id", "answer", "unit", "misconception", "session_id")
 
 
 class HistoryError(KvdrillError):
@@ -77,9 +78,17 @@ class RecordError(ValueError):
 # ------------------------------------------------------------------------------ out
 
 
+# one encoder for every record: json.dumps with options builds a new one per call
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def row_to_record(row: Mapping[str, Any]) -> dict[str, Any]:
     """A `reviews` row as an export record (booleans as booleans, params as an object)."""
-    record = {name: row.get(name) for name in FIELDS}
+    return _record(tuple(row.get(name) for name in FIELDS))
+
+
+def _record(values: tuple) -> dict[str, Any]:
+    record = dict(zip(FIELDS, values, strict=True))
     if record["correct"] is not None:
         record["correct"] = bool(record["correct"])
     record["cram"] = bool(record["cram"])
@@ -91,9 +100,8 @@ def row_to_record(row: Mapping[str, Any]) -> dict[str, Any]:
 def iter_records(db: Database) -> Iterator[dict[str, Any]]:
     """Every review, oldest first (ties by id), as export records."""
     columns = ", ".join(FIELDS)
-    cursor = db.execute(f"select {columns} from reviews order by reviewed_at, id")
-    for values in cursor:
-        yield row_to_record(dict(zip(FIELDS, values, strict=True)))
+    for values in db.execute(f"select {columns} from reviews order by reviewed_at, id"):
+        yield _record(values)
 
 
 def _csv_cell(value: Any) -> str:
@@ -102,7 +110,7 @@ def _csv_cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return _ENCODER.encode(value)
     return str(value)  # str(float) is the shortest text that reads back exactly
 
 
@@ -111,7 +119,7 @@ def write_records(records: Iterable[Mapping[str, Any]], out: IO[str], fmt: str) 
     count = 0
     if fmt == "jsonl":
         for record in records:
-            out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+            out.write(_ENCODER.encode(record) + "\n")
             count += 1
     elif fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
@@ -127,45 +135,58 @@ def write_records(records: Iterable[Mapping[str, Any]], out: IO[str], fmt: str) 
 # ------------------------------------------------------------------------------- in
 
 
-def _int(value: Any, name: str, *, low: int | None = None, high: int | None = None) -> int:
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise RecordError(f"{name} must be an integer, not {value!r}") from None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RecordError(f"{name} must be an integer, not {value!r}")
-    if not -(2**63) <= value < 2**63:
-        raise RecordError(f"{name} does not fit in 64 bits: {value}")
-    if (low is not None and value < low) or (high is not None and value > high):
-        span = f"{low} to {high}" if high is not None else f"at least {low}"
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _integer(name: str, low: int = _INT64[0], high: int = _INT64[1]):
+    """A check for an integer field within [low, high] (text allowed, as CSV gives)."""
+
+    def check(value: Any) -> int:
+        if type(value) is not int:  # bool is not an int here
+            try:
+                if not isinstance(value, str):
+                    raise ValueError
+                value = int(value.strip())
+            except ValueError:
+                raise RecordError(f"{name} must be an integer, not {value!r}") from None
+        if low <= value <= high:
+            return value
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise RecordError(f"{name} does not fit in 64 bits: {value}")
+        span = f"{low} to {high}" if high != _INT64[1] else f"at least {low}"
         raise RecordError(f"{name} must be {span}, not {value}")
-    return value
+
+    return check
 
 
-def _bool(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "1"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("false", "0"):
-        return False
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise RecordError(f"{name} must be true or false, not {value!r}")
+def _boolean(name: str):
+    """A check for a true/false field, stored as 1/0 (also "true"/"false"/"1"/"0", 1/0)."""
+
+    def check(value: Any) -> int:
+        if value is True or value is False or (type(value) is int and value in (0, 1)):
+            return int(value)
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in ("true", "1"):
+                return 1
+            if word in ("false", "0"):
+                return 0
+        raise RecordError(f"{name} must be true or false, not {value!r}")
+
+    return check
 
 
-def _float(value: Any, name: str) -> float:
-    if isinstance(value, str):
+def _float(value: Any) -> float:
+    if type(value) is not float:
         try:
-            value = float(value.strip())
-        except ValueError:
-            raise RecordError(f"{name} must be a number, not {value!r}") from None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RecordError(f"{name} must be a number, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise ValueError
+            value = float(value.strip()) if isinstance(value, str) else float(value)
+        except (ValueError, OverflowError):
+            raise RecordError(f"expected must be a number, not {value!r}") from None
     if not math.isfinite(value):
-        raise RecordError(f"{name} must be a finite number, not {value!r}")
-    return float(value)
+        raise RecordError(f"expected must be a finite number, not {value!r}")
+    return value
 
 
 def _params(value: Any) -> str:
@@ -176,47 +197,77 @@ def _params(value: Any) -> str:
             raise RecordError("params must be a JSON object") from None
     if not isinstance(value, dict):
         raise RecordError(f"params must be an object, not {value!r}")
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
+
+
+# the forms this module writes; text already in them is checked, not rebuilt
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00\Z")
+
+
+def _uuid(value: Any) -> str:
+    if isinstance(value, str) and _CANONICAL_UUID.match(value):
+        return value
+    try:
+        return str(uuid.UUID(str(value).strip()))
+    except ValueError:
+        raise RecordError(f"id must be a UUID, not {value!r}") from None
+
+
+def _time(value: Any) -> str:
+    """The database's text form of an ISO-8601 time (UTC, microseconds)."""
+    try:
+        if not isinstance(value, str):
+            raise ValueError
+        if _CANONICAL_TIME.match(value):
+            datetime.fromisoformat(value)  # a real date and time?
+            return value
+        return iso(parse_iso(value.strip()))
+    except (ValueError, OverflowError):
+        raise RecordError(f"reviewed_at must be an ISO-8601 time, not {value!r}") from None
+
+
+def _text(name: str):
+    def check(value: Any) -> str:
+        if not isinstance(value, str):
+            raise RecordError(f"{name} must be text, not {value!r}")
+        return value
+
+    return check
+
+
+# field -> check of a non-null value, returning what the column stores
+_CHECKS = {
+    "id": _uuid,
+    "question_id": _text("question_id"),
+    "reviewed_at": _time,
+    "rating": _integer("rating", 1, 4),
+    "correct": _boolean("correct"),
+    "answer": _text("answer"),
+    "duration_ms": _integer("duration_ms", 0),
+    "seed": _integer("seed"),
+    "params": _params,
+    "expected": _float,
+    "unit": _text("unit"),
+    "misconception": _text("misconception"),
+    "session_id": _text("session_id"),
+    "cram": _boolean("cram"),
+}
+_EMPTY_ROW = {**dict.fromkeys(FIELDS), "cram": 0}
 
 
 def record_to_row(record: Mapping[str, Any]) -> dict[str, Any]:
     """Validate one record (from JSON or CSV text) into a `reviews` row; RecordError if bad."""
-    unknown = [k for k in record if k not in FIELDS]
-    if unknown:
-        raise RecordError(f"unknown field {unknown[0]!r}")
+    for name in record:
+        if name not in _CHECKS:
+            raise RecordError(f"unknown field {name!r}")
+    row = dict(_EMPTY_ROW)
+    for name, value in record.items():
+        if value is not None:
+            row[name] = _CHECKS[name](value)
     for name in REQUIRED:
-        if record.get(name) in (None, ""):
+        if row[name] is None or row[name] == "":
             raise RecordError(f"missing {name}")
-    row: dict[str, Any] = dict.fromkeys(FIELDS)
-    try:
-        row["id"] = str(uuid.UUID(str(record["id"]).strip()))
-    except ValueError:
-        raise RecordError(f"id must be a UUID, not {record['id']!r}") from None
-    for name in _TEXT_FIELDS:
-        value = record.get(name)
-        if value is not None and not isinstance(value, str):
-            raise RecordError(f"{name} must be text, not {value!r}")
-        row[name] = value
-    text = record["reviewed_at"]
-    try:
-        if not isinstance(text, str):
-            raise ValueError
-        row["reviewed_at"] = iso(parse_iso(text.strip()))
-    except (ValueError, OverflowError):
-        raise RecordError(f"reviewed_at must be an ISO-8601 time, not {text!r}") from None
-    row["rating"] = _int(record["rating"], "rating", low=1, high=4)
-    present = {k: v for k, v in record.items() if v is not None}
-    if "correct" in present:
-        row["correct"] = int(_bool(present["correct"], "correct"))
-    if "duration_ms" in present:
-        row["duration_ms"] = _int(present["duration_ms"], "duration_ms", low=0)
-    if "seed" in present:
-        row["seed"] = _int(present["seed"], "seed")
-    if "params" in present:
-        row["params"] = _params(present["params"])
-    if "expected" in present:
-        row["expected"] = _float(present["expected"], "expected")
-    row["cram"] = int(_bool(present["cram"], "cram")) if "cram" in present else 0
     return row
 
 
@@ -330,19 +381,27 @@ def rebuild_cards(db: Database, scheduler) -> int:
     return len(cards)
 
 
+_INSERT_SQL = (
+    f"insert or ignore into reviews ({', '.join(FIELDS)}) values ({', '.join('?' for _ in FIELDS)})"
+)
+
+
 def import_history(
     db: Database, path: Path, scheduler, *, fmt: str | None = None, batch_size: int = BATCH_SIZE
 ) -> ImportResult:
     """Merge a history file into the database by review id and rebuild the cards.
 
     One transaction: on any bad record (HistoryError naming FILE:LINE) nothing changes.
+    Rows go in by `executemany` of INSERT OR IGNORE in batches: the id decides, and a
+    review already present is left as it is.
     """
     read = 0
+    conn = db.conn
     with db.atomic():
-        before = db.execute("select count(*) from reviews").fetchone()[0]
+        before = conn.execute("select count(*) from reviews").fetchone()[0]
         for batch in _batches(read_rows(path, fmt), batch_size):
             read += len(batch)
-            db["reviews"].insert_all(batch, pk="id", ignore=True, batch_size=batch_size)
-        after = db.execute("select count(*) from reviews").fetchone()[0]
+            conn.executemany(_INSERT_SQL, [tuple(row[name] for name in FIELDS) for row in batch])
+        after = conn.execute("select count(*) from reviews").fetchone()[0]
         cards = rebuild_cards(db, scheduler) if after > before else 0
     return ImportResult(read=read, added=after - before, cards=cards)

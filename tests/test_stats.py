@@ -106,6 +106,8 @@ def test_true_retention_counts_first_mature_review_per_day(db):
     add(db, "d", at(31), 3)
     add(db, "d", at(30), 1)  # 30 days ago is outside a 30-day window (today is day 1)
     add(db, "d", at(29), 4)  # counts: pass
+    add(db, "e", at(40), 3, cram=1)  # only crammed before the window
+    add(db, "e", at(2), 1)  # so this first scheduled review is not counted
     assert retention(db, NOW) == {
         "window_days": 30,
         "since": "2026-10-20",
