@@ -290,6 +290,25 @@ def test_stats_cli_json_and_text(tmp_path):
     assert "Wed" in text.output and "\x1b[" not in text.output
 
 
+def test_stats_cli_names_misconceptions_from_the_catalogue(tmp_path):
+    from drill.grade import load_misconception_catalogue
+
+    mid, info = sorted(load_misconception_catalogue().items())[0]
+    path = tmp_path / "cli.db"
+    db = open_db(path)
+    add(db, "a", at(1), 1, correct=0, misconception=mid)
+    add(db, "a", at(1), 1, correct=0, misconception="not-in-the-catalogue")
+    add(db, "a", at(2), 1, correct=0, misconception="not-in-the-catalogue")
+    db.conn.close()
+    args = ["stats", "--db", str(path), "--now", "2026-11-18T15:00:00Z", "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["misconceptions"] == [
+        {"id": "not-in-the-catalogue", "name": "not-in-the-catalogue", "count": 2},
+        {"id": mid, "name": info.name, "count": 1},
+    ]
+
+
 def test_stats_cli_rejects_a_bad_now():
     result = CliRunner().invoke(cli, ["stats", "--now", "yesterday"])
     assert result.exit_code == 2

@@ -57,15 +57,12 @@ def use_color(stream) -> bool:
 
 
 def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str, str]]:
-    """Question id -> topic for the bank, and misconception id -> name from its catalogue."""
+    """Question id -> topic for the bank, and misconception id -> name from the catalogue."""
     from drill.bank import load_default_bank
+    from drill.grade import load_misconception_catalogue
 
-    bank = load_default_bank(bank_paths)
-    topics = {q.id: q.topic for q in bank}
-    names: dict[str, str] = {}
-    catalogue = getattr(bank, "misconceptions", None) or {}
-    for mid, entry in catalogue.items():
-        names[mid] = getattr(entry, "name", None) or str(entry)
+    topics = {q.id: q.topic for q in load_default_bank(bank_paths)}
+    names = {mid: info.name for mid, info in load_misconception_catalogue().items()}
     return topics, names
 
 
