@@ -1,0 +1,123 @@
+"""`kvdrill sheet`: a printable mock interview and its answer key."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from drill.commands.bank import bank_option
+
+SHEET_HELP = """Write a mock interview sheet and, separately, its answer key.
+
+The sheet mixes kinds (calculations, explanations, multiple choice, ordering) and
+difficulties; the key gives each answer with its worked solution, the numbers
+substituted, unit conversions, key points, right options and right order. The same
+--seed and bank give byte-identical files (a sheet carries no date); without --seed
+a random one is drawn and printed on the sheet. --focus weak draws your weakest
+questions more often (low recall now and low accuracy in your history), so the
+choice then also depends on your history and today's date.
+
+\b
+Output: Markdown on standard output unless -o FILE; --format html (or an -o name
+ending in .html) writes one self-contained page with print styles: each part starts
+on a new page and every question has room to write. The key goes to --key FILE;
+with -o and no --key it is written next to the sheet as NAME.key.EXT.
+"""
+
+
+def _parse_now(text: str | None) -> datetime:
+    from drill.commands.stats import _parse_now as parse
+
+    return parse(text)
+
+
+def _key_path_for(output: Path) -> Path:
+    return output.with_name(f"{output.stem}.key{output.suffix}")
+
+
+def _write(path: Path, text: str) -> None:
+    from drill.errors import KvdrillError
+
+    try:
+        path.write_text(text, encoding="utf-8", newline="\n")
+    except OSError as exc:
+        raise KvdrillError(f"cannot write {path}: {exc.strerror}") from None
+
+
+@click.command(help=SHEET_HELP, short_help="Write a mock interview sheet and answer key.")
+@click.option(
+    "-n",
+    "--n",
+    "count",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="How many questions.",
+)
+@click.option("--seed", type=click.IntRange(min=0), help="Which sheet (default: a random one).")
+@click.option("--topic", help="Only questions of this topic.")
+@click.option("--focus", type=click.Choice(["weak"]), help="Weight the choice to weak spots.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "html"]),
+    help="md or html (default: from -o's extension, else md).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the sheet to this file instead of standard output.",
+)
+@click.option(
+    "--key",
+    "key_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the answer key to this file.",
+)
+@bank_option
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Database file (read for --focus weak).",
+)
+@click.option("--now", "now_text", hidden=True, help="Pretend it is this ISO-8601 time (tests).")
+def sheet(count, seed, topic, focus, fmt, output, key_path, banks, db_path, now_text) -> None:
+    from drill.bank import load_default_bank
+    from drill.instance import make_instance
+    from drill.session import eligible_questions
+    from drill.sheet import RENDERERS, build_documents, choose_questions, weak_weights
+
+    questions = eligible_questions(load_default_bank(banks), topic)
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    weights = None
+    if focus == "weak":
+        from drill.stats import question_figures
+        from drill.store import open_db
+
+        db = open_db(db_path)
+        topics = {q.id: q.topic for q in questions}
+        weights = weak_weights(question_figures(db, _parse_now(now_text), topics))
+    chosen = choose_questions(questions, count, seed, weights=weights)
+    sheet_doc, key_doc = build_documents(chosen, seed, make_instance)
+
+    if fmt is None:
+        fmt = "html" if output is not None and output.suffix.lower() in (".html", ".htm") else "md"
+    render = RENDERERS[fmt]
+    if key_path is None and output is not None:
+        key_path = _key_path_for(output)
+    if output is None:
+        click.echo(render(sheet_doc), nl=False)
+    else:
+        _write(output, render(sheet_doc))
+    if key_path is not None:
+        _write(key_path, render(key_doc))
+    where = f"sheet {output}, key {key_path}" if output else f"key {key_path}"
+    if key_path is None:
+        where = "no key written (add --key FILE)"
+    click.echo(f"Sheet {seed}: {len(chosen)} questions; {where}.", err=True)
