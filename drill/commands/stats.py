@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from drill.commands.bank import bank_option
+
 STATS_HELP = """Show what is due, your streak, a calendar of reviews, retention and weak spots.
 
 Days are UTC calendar days. True retention counts, over the last 30 days, the first
@@ -68,23 +70,17 @@ def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str
 
 @click.command(help=STATS_HELP, short_help="Show what is due, streak, heatmap, retention.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (keys above).")
-@click.option(
-    "--bank",
-    "bank_paths",
-    multiple=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="An extra bank file or folder (repeatable), for topics.",
-)
+@bank_option
 @click.option(
     "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), help="Database file."
 )
 @click.option("--now", "now_text", hidden=True, help="Pretend it is this ISO-8601 time (tests).")
-def stats(as_json: bool, bank_paths: tuple[Path, ...], db_path: Path | None, now_text: str | None):
+def stats(as_json: bool, banks: tuple[Path, ...], db_path: Path | None, now_text: str | None):
     from drill.stats import collect_stats, render_text
     from drill.store import open_db
 
     now = _parse_now(now_text)
-    topics, names = bank_lookups(bank_paths)
+    topics, names = bank_lookups(banks)
     db = open_db(db_path)
     figures = collect_stats(db, now, topics=topics, misconception_names=names)
     if as_json:
