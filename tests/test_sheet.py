@@ -313,3 +313,12 @@ def test_focus_weak_draws_the_weak_question_more_often(tmp_path):
 
     weak, plain = picks("--focus", "weak"), picks()
     assert weak > plain
+
+
+def test_every_built_in_question_renders_on_a_sheet_and_a_key(tmp_path):
+    result = run("--seed", 0, "-n", 10_000, "--format", "html", "--key", tmp_path / "k.html")
+    from drill.bank import load_default_bank
+
+    count = len(load_default_bank())
+    assert result.stdout.count("<article>") == count
+    assert (tmp_path / "k.html").read_text().count("<article>") == count
