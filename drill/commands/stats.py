@@ -37,7 +37,7 @@ Recall now is FSRS retrievability, the predicted chance of remembering today.
   weakest         [{question_id, topic, retrievability, accuracy, reviews,
                   lapses}] x <= 10, weakest first (mean of recall and accuracy)
   misconceptions  [{id, name, count}] x <= 5, the mistakes seen most often
-  totals          {cards, reviews}
+  totals          {cards, reviews}: cards scheduled, reviews up to now
 Fractions are 0..1; accuracy is null for a question never answered.
 """
 
