@@ -252,6 +252,15 @@ class _Context:
     def shown(self, value: float) -> str:
         return _fmt(value, self.symbol)
 
+    def given(self, value: float) -> str:
+        """A user's value: in the answer's unit when comparable, else in its own best fit.
+
+        "1,024 MiB; the answer is 512 MiB" compares at a glance; "1,048,576 KiB" does not.
+        """
+        if self.expected and 1e-3 <= abs(value / self.expected) <= 1e3:
+            return self.shown(value)
+        return format_quantity(value, self.dimension)
+
 
 def _verdict(ctx: _Context, status: Status, correct: bool, value: float | None, **kw) -> Verdict:
     return Verdict(
@@ -368,7 +377,7 @@ def _diagnose(
     def tail(value: float | None) -> str:
         """' You gave ...; the answer is ...' for the reading that was diagnosed."""
         if not bare:
-            return f" You gave {ctx.shown(parsed.value if value is None else value)}; the answer is {answer}."
+            return f" You gave {ctx.given(parsed.value if value is None else value)}; the answer is {answer}."
         number = format_quantity(parsed.value, None, digits=6)
         note = "" if ctx.dimension in _BARE_OK else " Give the unit too."
         if value is None or (value == parsed.value and ctx.dimension in _BARE_OK):

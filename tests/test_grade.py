@@ -559,3 +559,11 @@ def test_bare_number_in_the_best_fit_unit_when_no_show_as():
 def test_separators_alone_are_unreadable(text):
     assert grade(CHOICE, text).status == "unreadable"
     assert grade(ORDER, text).status == "unreadable"
+
+
+def test_a_far_off_answer_is_shown_in_its_own_unit():
+    per_token = numeric(61440, "bytes", "KiB")
+    near = grade(per_token, "120 KiB")
+    far = grade(per_token, "1 GiB")
+    assert near.feedback.endswith("You gave 120 KiB; the answer is 60 KiB.")
+    assert far.feedback.endswith("You gave 1 GiB; the answer is 60 KiB.")
