@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -184,26 +183,13 @@ def field_line(data: Any, *path: Any) -> int:
 # --------------------------------------------------------------------------- validation
 
 
-@cache
-def _question_adapter():
-    from pydantic import TypeAdapter
-
-    from drill.schema import Question
-
-    return TypeAdapter(Question)
-
-
 def _question_fields(kind: Any) -> list[str]:
-    from drill import schema
+    from dataclasses import fields
 
-    models = {
-        "numeric": schema.NumericQuestion,
-        "concept": schema.ConceptQuestion,
-        "choice": schema.ChoiceQuestion,
-        "order": schema.OrderQuestion,
-    }
-    model = models.get(kind) if isinstance(kind, str) else None
-    return list(model.model_fields) if model else []
+    from drill.schema import QUESTION_TYPES
+
+    model = QUESTION_TYPES.get(kind) if isinstance(kind, str) else None
+    return [f.name for f in fields(model)] if model else []
 
 
 def _describe(error: dict[str, Any], raw: Any) -> tuple[int, str]:
@@ -214,7 +200,7 @@ def _describe(error: dict[str, Any], raw: Any) -> tuple[int, str]:
     msg = str(error.get("msg", "invalid"))
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
-    if kind == "extra_forbidden":
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):
         key = loc[-1] if loc else "?"
         message = f"unknown field '{name}'"
         if len(loc) >= 1 and name == str(key):
@@ -222,7 +208,7 @@ def _describe(error: dict[str, Any], raw: Any) -> tuple[int, str]:
             if close:
                 message += f" (did you mean '{close[0]}'?)"
         return line, message
-    if kind == "missing":
+    if kind in ("missing", "missing_argument"):
         missing = loc[-1] if loc else "?"
         parent, _ = locate(raw, loc[:-1])
         prefix = f"{name}." if name else ""
@@ -239,12 +225,14 @@ def _validate_question(path: str, raw: Any, index: int, item_line: int):
     """(Question or None, problems) for one raw question mapping."""
     from pydantic import ValidationError
 
+    from drill.schema import question_adapter
+
     qid = raw.get("id") if isinstance(raw, dict) else None
     label = qid if isinstance(qid, str) and qid else f"question #{index + 1}"
     if not isinstance(raw, dict):
         return None, [LintError(path, item_line, label, "a question must be a mapping")]
     try:
-        return _question_adapter().validate_python(raw), []
+        return question_adapter().validate_python(raw), []
     except ValidationError as exc:
         problems = []
         for error in exc.errors(include_url=False):

@@ -1,4 +1,4 @@
-"""The bank format: pydantic models of one YAML deck file.
+"""The bank format: frozen dataclasses of one YAML deck file, validated by pydantic.
 
 A deck file is a mapping::
 
@@ -23,17 +23,22 @@ Expressions (`answer`, `derived`, misconception `expr`) are evaluated by
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+# Plain dataclasses keep `import drill.schema` cheap: building pydantic models
+# costs more than a warm quiz start. Validation happens only in the adapters
+# below, which import pydantic when first used. The annotations are strings
+# until then; the pydantic names they mention (Field, Tag, Param, ...) are put
+# into this module's namespace by `_define_validation_names` just before
+# pydantic reads them.
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    field_validator,
-    model_validator,
-)
+if TYPE_CHECKING:
+    from pydantic import AfterValidator, Field, TypeAdapter
+
+    # for readers and linters; the real types are made by _define_validation_names
+    Param = Any
+    Question = Any
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
 NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
@@ -58,34 +63,39 @@ Unit = Literal[
     "count",
 ]
 
+# Every record refuses keys it does not know; pydantic reads this when validating.
+_CONFIG = {"extra": "forbid"}
+_record = dataclass(frozen=True, kw_only=True)
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
-
-class RangeParam(_Model):
+@_record
+class RangeParam:
     """An integer (or float) drawn uniformly from `range` (inclusive) in `step`s."""
+
+    __pydantic_config__ = _CONFIG
 
     range: tuple[float, float]
     step: float = 1
 
-    @model_validator(mode="after")
-    def _check(self) -> RangeParam:
+    def __post_init__(self) -> None:
         lo, hi = self.range
         if hi < lo:
             raise ValueError(f"range [{lo}, {hi}] is empty")
         if self.step <= 0:
             raise ValueError("step must be positive")
-        return self
 
 
-class ChoiceParam(_Model):
+@_record
+class ChoiceParam:
     """One value drawn from `choices` (numbers, or strings for display-only params)."""
 
-    choices: list[int | float | str] = Field(min_length=1)
+    __pydantic_config__ = _CONFIG
+
+    choices: Annotated[list[int | float | str], Field(min_length=1)]
 
 
-class PresetParam(_Model):
+@_record
+class PresetParam:
     """A real model drawn from `preset` (names in `drill/presets.yaml`).
 
     A preset param named `m` exposes `m_layers`, `m_kv_heads`, `m_q_heads`,
@@ -93,7 +103,9 @@ class PresetParam(_Model):
     to expressions, and `{m}` in text renders the model's display name.
     """
 
-    preset: list[str] = Field(min_length=1)
+    __pydantic_config__ = _CONFIG
+
+    preset: Annotated[list[str], Field(min_length=1)]
 
 
 def _param_kind(value: object) -> str | None:
@@ -116,115 +128,178 @@ def _param_kind(value: object) -> str | None:
     )
 
 
-Param = Annotated[
-    Annotated[RangeParam, Tag("RangeParam")]
-    | Annotated[ChoiceParam, Tag("ChoiceParam")]
-    | Annotated[PresetParam, Tag("PresetParam")],
-    Discriminator(
-        _param_kind,
-        custom_error_type="param_kind",
-        custom_error_message="a param needs one of the keys range, choices or preset",
-    ),
-]
-
-
-class Tolerance(_Model):
+@_record
+class Tolerance:
     """How close an answer must be. Exactly one of rel, abs, sig; default 1 % relative."""
+
+    __pydantic_config__ = _CONFIG
 
     rel: float | None = None
     abs: float | None = None
     sig: int | None = None
 
-    @model_validator(mode="after")
-    def _one(self) -> Tolerance:
+    def __post_init__(self) -> None:
         given = [v for v in (self.rel, self.abs, self.sig) if v is not None]
         if len(given) != 1:
             raise ValueError("tolerance needs exactly one of rel, abs, sig")
-        return self
 
 
-class Misconception(_Model):
+@_record
+class Misconception:
     """A wrong way to the answer: if the user's value matches `expr`, say so.
 
     `id` names an entry of the misconception catalogue
     (`question_bank/misconceptions.yaml`); `feedback` overrides its text here.
     """
 
+    __pydantic_config__ = _CONFIG
+
     id: Annotated[str, Field(pattern=ID_PATTERN)]
     expr: str
     feedback: str | None = None
 
 
-class KeyPoint(_Model):
+@_record
+class KeyPoint:
     """One thing a good answer covers; any of `cues` in the user's text shows it."""
 
+    __pydantic_config__ = _CONFIG
+
     point: str
-    cues: list[str] = Field(min_length=1)
+    cues: Annotated[list[str], Field(min_length=1)]
 
 
-class _Question(_Model):
+@_record
+class _Question:
+    __pydantic_config__ = _CONFIG
+
     id: Annotated[str, Field(pattern=ID_PATTERN)]
     topic: Annotated[str, Field(pattern=ID_PATTERN)]
     difficulty: Literal[1, 2, 3] = 2
-    tags: list[str] = []
-    prompt: str = Field(min_length=1)
+    tags: list[str] = field(default_factory=list)
+    prompt: Annotated[str, Field(min_length=1)]
     explanation: str | None = None
 
 
+@_record
 class NumericQuestion(_Question):
     kind: Literal["numeric"]
-    params: dict[Annotated[str, Field(pattern=NAME_PATTERN)], Param] = {}
+    params: dict[Annotated[str, Field(pattern=NAME_PATTERN)], Param] = field(default_factory=dict)
     # name -> expression over params and earlier derived names, in order
-    derived: dict[Annotated[str, Field(pattern=NAME_PATTERN)], str] = {}
+    derived: dict[Annotated[str, Field(pattern=NAME_PATTERN)], str] = field(default_factory=dict)
     answer: str
     unit: Unit
     # the unit symbol the expected value is shown in (e.g. GiB, ms); default: best fit
     show_as: str | None = None
     tolerance: Tolerance = Tolerance(rel=0.01)
-    solution: list[str] = Field(min_length=1)
-    misconceptions: list[Misconception] = []
+    solution: Annotated[list[str], Field(min_length=1)]
+    misconceptions: list[Misconception] = field(default_factory=list)
     hint: str | None = None
 
 
+@_record
 class ConceptQuestion(_Question):
     kind: Literal["concept"]
-    answer: str = Field(min_length=1)
-    key_points: list[KeyPoint] = Field(min_length=1)
+    answer: Annotated[str, Field(min_length=1)]
+    key_points: Annotated[list[KeyPoint], Field(min_length=1)]
     # names of engine_check claims that a measurement can back
-    evidence: list[str] = []
+    evidence: list[str] = field(default_factory=list)
 
 
-class ChoiceOption(_Model):
-    text: str = Field(min_length=1)
+@_record
+class ChoiceOption:
+    __pydantic_config__ = _CONFIG
+
+    text: Annotated[str, Field(min_length=1)]
     correct: bool = False
     why: str | None = None
 
 
+def _one_correct(options: list[ChoiceOption]) -> list[ChoiceOption]:
+    if not any(o.correct for o in options):
+        raise ValueError("at least one option must be correct")
+    return options
+
+
+@_record
 class ChoiceQuestion(_Question):
     kind: Literal["choice"]
-    options: list[ChoiceOption] = Field(min_length=2)
-
-    @field_validator("options")
-    @classmethod
-    def _one_correct(cls, options: list[ChoiceOption]) -> list[ChoiceOption]:
-        if not any(o.correct for o in options):
-            raise ValueError("at least one option must be correct")
-        return options
+    options: Annotated[list[ChoiceOption], Field(min_length=2), AfterValidator(_one_correct)]
 
 
+@_record
 class OrderQuestion(_Question):
     kind: Literal["order"]
     # the items in their correct order; they are shown shuffled
-    items: list[str] = Field(min_length=2)
+    items: Annotated[list[str], Field(min_length=2)]
 
 
-Question = Annotated[
-    NumericQuestion | ConceptQuestion | ChoiceQuestion | OrderQuestion,
-    Field(discriminator="kind"),
-]
+QUESTION_TYPES: dict[str, type] = {
+    "numeric": NumericQuestion,
+    "concept": ConceptQuestion,
+    "choice": ChoiceQuestion,
+    "order": OrderQuestion,
+}
 
 
-class DeckFile(_Model):
+@_record
+class DeckFile:
+    __pydantic_config__ = _CONFIG
+
     deck: Annotated[str, Field(pattern=ID_PATTERN)]
     description: str | None = None
-    questions: list[Question] = Field(min_length=1)
+    questions: Annotated[list[Question], Field(min_length=1)]
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _define_validation_names() -> None:
+    """Bind the pydantic names the annotations above use, and the Param and Question types."""
+    namespace = globals()
+    if "Question" in namespace:
+        return
+    from pydantic import AfterValidator, Discriminator, Field, Tag
+
+    namespace.update(AfterValidator=AfterValidator, Discriminator=Discriminator, Field=Field)
+    namespace["Tag"] = Tag
+    namespace["Param"] = Annotated[
+        Annotated[RangeParam, Tag("RangeParam")]
+        | Annotated[ChoiceParam, Tag("ChoiceParam")]
+        | Annotated[PresetParam, Tag("PresetParam")],
+        Discriminator(
+            _param_kind,
+            custom_error_type="param_kind",
+            custom_error_message="a param needs one of the keys range, choices or preset",
+        ),
+    ]
+    namespace["Question"] = Annotated[
+        NumericQuestion | ConceptQuestion | ChoiceQuestion | OrderQuestion,
+        Field(discriminator="kind"),
+    ]
+
+
+def __getattr__(name: str) -> Any:
+    # `Param` and `Question` are pydantic types: made on first use, not on import
+    if name in ("Param", "Question", "Field", "Tag", "Discriminator", "AfterValidator"):
+        _define_validation_names()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
+def question_adapter() -> TypeAdapter:
+    """A pydantic TypeAdapter validating one question mapping into its dataclass."""
+    from pydantic import TypeAdapter
+
+    _define_validation_names()
+    return TypeAdapter(globals()["Question"])
+
+
+@cache
+def deck_adapter() -> TypeAdapter:
+    """A pydantic TypeAdapter of a whole deck file (for its JSON Schema)."""
+    from pydantic import TypeAdapter
+
+    _define_validation_names()
+    return TypeAdapter(DeckFile)

@@ -119,9 +119,9 @@ def lint_cmd(paths: tuple[Path, ...], draws: int) -> None:
 @bank.command("schema")
 def schema_cmd() -> None:
     """Print the JSON Schema of a deck file, for editor completion and checks."""
-    from drill.schema import DeckFile
+    from drill.schema import deck_adapter
 
-    schema = DeckFile.model_json_schema()
+    schema = deck_adapter().json_schema()
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         **schema,
