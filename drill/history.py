@@ -391,13 +391,18 @@ def import_history(
 ) -> ImportResult:
     """Merge a history file into the database by review id and rebuild the cards.
 
-    One transaction: on any bad record (HistoryError naming FILE:LINE) nothing changes.
+    One write transaction: on any bad record (HistoryError naming FILE:LINE) nothing
+    changes. A quiz in another terminal waits for it (up to the busy timeout).
     Rows go in by `executemany` of INSERT OR IGNORE in batches: the id decides, and a
     review already present is left as it is.
     """
+    from drill.review_store import write_transaction
+
     read = 0
     conn = db.conn
-    with db.atomic():
+    # IMMEDIATE (as the quiz writes): holding the write lock from the start means a
+    # quiz answer committed meanwhile cannot make this transaction's upgrade fail
+    with write_transaction(db):
         before = conn.execute("select count(*) from reviews").fetchone()[0]
         for batch in _batches(read_rows(path, fmt), batch_size):
             read += len(batch)
