@@ -14,11 +14,12 @@ import difflib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from drill.errors import BankError
+
+if TYPE_CHECKING:
+    from drill.yaml_lines import LocatedMap
 
 CATALOGUE_NAME = "misconceptions.yaml"
 BANK_SUFFIXES = (".yaml", ".yml")
@@ -43,81 +44,10 @@ class LintError:
         return f"{where}{who}{self.message}"
 
 
-# --------------------------------------------------------------------------- YAML with lines
+# --------------------------------------------------------------------------- YAML errors
 
 
-class LocatedMap(dict):
-    """A YAML mapping that knows its own line and the line of each key (1-based)."""
-
-    line: int = 0
-    key_lines: dict[Any, int]
-
-
-class LocatedList(list):
-    """A YAML sequence that knows its own line and the line of each item (1-based)."""
-
-    line: int = 0
-    item_lines: list[int]
-
-
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """yaml's safe loader (no Python tags), recording where things are."""
-
-
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-
-
-def _check_duplicate_keys(node: yaml.MappingNode) -> None:
-    seen: dict[str, int] = {}
-    for key_node, _ in node.value:
-        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
-            continue
-        line = key_node.start_mark.line + 1
-        if key_node.value in seen:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"duplicate key '{key_node.value}' (first at line {seen[key_node.value]})",
-                key_node.start_mark,
-            )
-        seen[key_node.value] = line
-
-
-def _construct_map(loader: LineLoader, node: yaml.MappingNode):
-    data = LocatedMap()
-    data.line = node.start_mark.line + 1
-    data.key_lines = {}
-    yield data
-    _check_duplicate_keys(node)
-    loader.flatten_mapping(node)
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=False)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                None, None, "a mapping key must be a plain value", key_node.start_mark
-            ) from None
-        data[key] = loader.construct_object(value_node, deep=False)
-        data.key_lines[key] = key_node.start_mark.line + 1
-
-
-def _construct_seq(loader: LineLoader, node: yaml.SequenceNode):
-    data = LocatedList()
-    data.line = node.start_mark.line + 1
-    data.item_lines = [child.start_mark.line + 1 for child in node.value]
-    yield data
-    data.extend(loader.construct_object(child, deep=False) for child in node.value)
-
-
-LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-
-
-def _yaml_problem(path: str, exc: yaml.YAMLError, last_line: int) -> LintError:
+def _yaml_problem(path: str, exc: Exception, last_line: int) -> LintError:
     problem_mark = getattr(exc, "problem_mark", None)
     context_mark = getattr(exc, "context_mark", None)
     mark = problem_mark or context_mark
@@ -248,7 +178,7 @@ def _validate_question(path: str, raw: Any, index: int, item_line: int):
 class LoadedQuestion:
     question: Any  # a drill.schema Question
     line: int
-    raw: LocatedMap
+    raw: LocatedMap | None  # None when read from the deck cache
 
 
 @dataclass(frozen=True)
@@ -278,11 +208,41 @@ def read_deck_file(path: Path) -> tuple[DeckInfo | None, list[LoadedQuestion], l
         return None, [], [LintError(shown, 1, None, f"not UTF-8 text (byte {exc.start})")]
     except OSError as exc:
         return None, [], [LintError(shown, 1, None, f"cannot read: {exc.strerror}")]
+    import yaml
+
+    from drill.yaml_lines import LineLoader
+
     try:
         data = yaml.load(text, Loader=LineLoader)  # noqa: S506 - LineLoader is a SafeLoader
     except yaml.YAMLError as exc:
         return None, [], [_yaml_problem(shown, exc, max(1, len(text.splitlines())))]
     return _read_deck(path, data)
+
+
+def read_deck_file_cached(
+    path: Path, cache_dir: Path
+) -> tuple[DeckInfo | None, list[LoadedQuestion], list[LintError]]:
+    """`read_deck_file` through the cache of `drill.deck_cache` (questions without `raw`).
+
+    A file with problems is never cached, so its problems are always found.
+    """
+    from drill import deck_cache
+
+    # the key is taken before reading: a file edited meanwhile is stored under
+    # its old size and time, which no later read will ask for
+    key = deck_cache.entry_key(path)
+    if key is not None:
+        entry = deck_cache.read_entry(cache_dir, key)
+        if entry is not None:
+            name, description, stored = entry
+            loaded = [LoadedQuestion(question, line, None) for question, line in stored]
+            ids = tuple(item.question.id for item in loaded)
+            return DeckInfo(name, path, description, ids), loaded, []
+    info, loaded, problems = read_deck_file(path)
+    if key is not None and info is not None and not problems:
+        stored = [(item.question, item.line) for item in loaded]
+        deck_cache.write_entry(cache_dir, key, info.name, info.description, stored)
+    return info, loaded, problems
 
 
 def _read_deck(path: Path, data: Any):
@@ -395,7 +355,9 @@ class QuestionSource:
     path: Path
     line: int
     deck: str
-    raw: LocatedMap  # the question as read, for finding a field's line
+    # the question as read, for finding a field's line; None when it came from
+    # the deck cache (Bank.field_line then reads the file again)
+    raw: LocatedMap | None
 
 
 class Bank:
@@ -407,6 +369,7 @@ class Bank:
         self.decks: tuple[DeckInfo, ...] = tuple(decks)
         self._questions: dict[str, Any] = {}
         self._sources: dict[str, QuestionSource] = {}
+        self._raw_from_source: dict[str, Any] = {}
         for deck, item in loaded:
             qid = item.question.id
             self._questions[qid] = item.question
@@ -450,7 +413,25 @@ class Bank:
 
     def field_line(self, qid: str, *path: Any) -> int:
         """The line of a field of a question, e.g. ("misconceptions", 1, "expr")."""
-        return field_line(self.source(qid).raw, *path)
+        return field_line(self._raw(qid), *path)
+
+    def _raw(self, qid: str) -> Any:
+        source = self.source(qid)
+        if source.raw is not None:
+            return source.raw
+        if qid not in self._raw_from_source:
+            _, loaded, _ = read_deck_file(source.path)
+            for item in loaded:
+                self._raw_from_source.setdefault(item.question.id, item.raw)
+            # a file changed since it was cached: its own line is the best we know
+            self._raw_from_source.setdefault(qid, None)
+        raw = self._raw_from_source[qid]
+        return raw if raw is not None else _LineOnly(source.line)
+
+
+@dataclass(frozen=True)
+class _LineOnly:
+    line: int
 
 
 def unknown_id_message(qid: str, ids: Sequence[str]) -> str:
@@ -461,19 +442,23 @@ def unknown_id_message(qid: str, ids: Sequence[str]) -> str:
     return f"unknown question id '{qid}'; `kvdrill bank list` shows them all"
 
 
-def read_bank(paths: Iterable[Path]) -> tuple[Bank, list[LintError]]:
+def read_bank(paths: Iterable[Path], cache_dir: Path | None = None) -> tuple[Bank, list[LintError]]:
     """Load every deck file under `paths`, collecting problems instead of raising.
 
     The bank holds the questions that are valid; of two questions with the same
     id, the first wins and the second is a problem naming both places. A path
-    that does not exist raises BankError.
+    that does not exist raises BankError. With `cache_dir`, valid files are
+    read through the deck cache there (`drill.deck_cache`).
     """
     decks: list[DeckInfo] = []
     loaded: list[tuple[DeckInfo, LoadedQuestion]] = []
     problems: list[LintError] = []
     first_seen: dict[str, tuple[Path, int]] = {}
     for file in expand_bank_paths(paths):
-        deck, questions, found = read_deck_file(file)
+        if cache_dir is None:
+            deck, questions, found = read_deck_file(file)
+        else:
+            deck, questions, found = read_deck_file_cached(file, cache_dir)
         problems.extend(found)
         if deck is None:
             continue
@@ -492,9 +477,9 @@ def read_bank(paths: Iterable[Path]) -> tuple[Bank, list[LintError]]:
     return Bank(decks, loaded), problems
 
 
-def load_bank(paths: Iterable[Path]) -> Bank:
+def load_bank(paths: Iterable[Path], cache_dir: Path | None = None) -> Bank:
     """Load the deck files under `paths`; BankError (file:line) on the first problem."""
-    bank, problems = read_bank(paths)
+    bank, problems = read_bank(paths, cache_dir)
     if problems:
         more = len(problems) - 1
         suffix = f" (and {more} more; `kvdrill bank lint` lists them)" if more else ""
@@ -502,9 +487,11 @@ def load_bank(paths: Iterable[Path]) -> Bank:
     return bank
 
 
-def load_default_bank(extra: Iterable[Path] = ()) -> Bank:
-    """The built-in deck plus `KVDRILL_BANK` plus `extra`."""
-    return load_bank(default_bank_paths(extra))
+def load_default_bank(extra: Iterable[Path] = (), *, cached: bool = True) -> Bank:
+    """The built-in deck plus `KVDRILL_BANK` plus `extra`, through the deck cache."""
+    from drill.deck_cache import default_cache_dir
+
+    return load_bank(default_bank_paths(extra), default_cache_dir() if cached else None)
 
 
 def id_clashes(bank: Bank, other: Bank) -> list[LintError]:

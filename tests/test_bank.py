@@ -10,7 +10,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drill.bank import (
-    LineLoader,
     builtin_bank_files,
     default_bank_paths,
     expand_bank_paths,
@@ -19,6 +18,7 @@ from drill.bank import (
 )
 from drill.errors import BankError
 from drill.schema import ChoiceQuestion, NumericQuestion
+from drill.yaml_lines import LineLoader
 
 BANKS = Path(__file__).parent / "banks"
 

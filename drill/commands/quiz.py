@@ -108,7 +108,8 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, fix
     from drill.store import open_db
 
     now, read_line, tz = _clock_and_reader(fixed_now, tick_s)
-    bank = load_default_bank(banks)
+    # the database first: a refused one stops the quiz before anything is
+    # written elsewhere (such as the deck cache)
     db = open_db(db_path)
     options = SessionOptions(
         topic=topic,
@@ -120,6 +121,7 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, fix
         fuzz=not no_fuzz,
     )
     try:
+        bank = load_default_bank(banks)
         run_session(db, bank, options, SessionIO(read_line, _write, now), tz=tz)
     finally:
         db.conn.close()

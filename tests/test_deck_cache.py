@@ -1,0 +1,146 @@
+"""The deck cache: a warm load gives the same questions; edits, garbage and lint bypass it."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from drill import deck_cache
+from drill.bank import builtin_bank_files, load_bank, load_default_bank, read_bank
+from drill.cli import cli
+
+NUMERIC = """\
+deck: cached
+questions:
+  - id: q-cached
+    kind: numeric
+    topic: kv-cache
+    prompt: "{n} layers"
+    params:
+      n: {range: [1, 4]}
+    answer: n * 2
+    unit: bytes
+    solution: ["{n} times two"]
+    misconceptions:
+      - {id: forgot-factor-two, expr: n}
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def entries(cache_dir: Path) -> list[Path]:
+    return sorted(cache_dir.glob("*.pickle")) if cache_dir.exists() else []
+
+
+def test_a_warm_load_returns_the_questions_of_a_cold_one(tmp_path):
+    cache_dir = tmp_path / "cache"
+    files = builtin_bank_files()
+    from_source = load_bank(files)
+    cold = load_bank(files, cache_dir)
+    assert len(entries(cache_dir)) == len(files)
+    warm = load_bank(files, cache_dir)
+    assert warm.ids == from_source.ids
+    assert list(warm) == list(from_source)
+    assert warm.decks == from_source.decks
+    for qid in from_source.ids:
+        assert warm.location(qid) == from_source.location(qid)
+    # the warm questions came from the pickles: they carry no parsed YAML
+    assert {cold.source(qid).raw is None for qid in cold.ids} == {False}
+    assert {warm.source(qid).raw is None for qid in warm.ids} == {True}
+
+
+def test_field_lines_of_a_cached_question_are_read_from_the_file(tmp_path):
+    path = write(tmp_path / "deck.yaml", NUMERIC)
+    load_bank([path], tmp_path / "cache")
+    warm = load_bank([path], tmp_path / "cache")
+    assert warm.source("q-cached").raw is None
+    assert warm.field_line("q-cached", "misconceptions", 0, "expr") == 13
+    assert warm.field_line("q-cached", "params", "n") == 8
+
+
+def test_an_edited_file_is_read_again(tmp_path):
+    cache_dir = tmp_path / "cache"
+    path = write(tmp_path / "deck.yaml", NUMERIC)
+    assert load_bank([path], cache_dir).get("q-cached").prompt == "{n} layers"
+    stat = path.stat()
+    write(path, NUMERIC.replace("{n} layers", "{n} decoder layers"))
+    # even with the old modification time, the size differs
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert load_bank([path], cache_dir).get("q-cached").prompt == "{n} decoder layers"
+    # the same size, a newer time
+    write(path, NUMERIC.replace("{n} layers", "{n} encoder layers"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    assert load_bank([path], cache_dir).get("q-cached").prompt == "{n} encoder layers"
+
+
+def test_a_garbage_entry_falls_back_to_the_file_and_is_rewritten(tmp_path):
+    cache_dir = tmp_path / "cache"
+    path = write(tmp_path / "deck.yaml", NUMERIC)
+    expected = list(load_bank([path]))
+    load_bank([path], cache_dir)
+    (entry,) = entries(cache_dir)
+    for garbage in (b"", b"not a pickle", pickle.dumps(("a", "tuple")), pickle.dumps(None)):
+        entry.write_bytes(garbage)
+        bank, problems = read_bank([path], cache_dir)
+        assert problems == []
+        assert list(bank) == expected
+        assert bank.source("q-cached").raw is not None  # read from source
+    # the last fallback stored a good entry again
+    assert list(load_bank([path], cache_dir)) == expected
+    assert load_bank([path], cache_dir).source("q-cached").raw is None
+
+
+def test_files_with_problems_are_not_cached(tmp_path):
+    cache_dir = tmp_path / "cache"
+    path = write(tmp_path / "deck.yaml", NUMERIC.replace("answer:", "answr:"))
+    _, problems = read_bank([path], cache_dir)
+    assert [p.message for p in problems] == [
+        "missing field 'answer'",
+        "unknown field 'answr' (did you mean 'answer'?)",
+    ]
+    assert entries(cache_dir) == []
+
+
+def test_an_unwritable_cache_is_ignored(tmp_path):
+    blocker = write(tmp_path / "cache", "a file where the folder should be")
+    path = write(tmp_path / "deck.yaml", NUMERIC)
+    assert load_bank([path], blocker).ids == ["q-cached"]
+    assert blocker.read_text(encoding="utf-8") == "a file where the folder should be"
+
+
+def test_the_default_bank_uses_the_cache_in_the_kvdrill_home(_isolated_home):
+    cache_dir = _isolated_home / "cache" / "decks"
+    assert deck_cache.default_cache_dir() == cache_dir
+    load_default_bank()
+    assert len(entries(cache_dir)) == len(builtin_bank_files())
+    warm, uncached = load_default_bank(), load_default_bank(cached=False)
+    assert list(warm) == list(uncached)
+    assert {warm.source(qid).raw is None for qid in warm.ids} == {True}
+    assert {uncached.source(qid).raw is None for qid in uncached.ids} == {False}
+
+
+def test_lint_reads_the_source_even_when_a_cache_entry_claims_it_is_fine(_isolated_home, tmp_path):
+    path = write(tmp_path / "deck.yaml", NUMERIC)
+    good = load_bank([path])
+    write(path, NUMERIC.replace("answer:", "answr:"))
+    # plant an entry that says the now broken file is the good one
+    key = deck_cache.entry_key(path)
+    stored = [(question, good.location(question.id)[1]) for question in good]
+    for cache_dir in (deck_cache.default_cache_dir(), tmp_path / "cache"):
+        deck_cache.write_entry(cache_dir, key, "cached", None, stored)
+    # the cached read would believe it...
+    assert read_bank([path], tmp_path / "cache")[1] == []
+    # ...lint does not
+    result = CliRunner().invoke(cli, ["bank", "lint", str(path)])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"{path}:3: q-cached: missing field 'answer'",
+        f"{path}:9: q-cached: unknown field 'answr' (did you mean 'answer'?)",
+    ]
