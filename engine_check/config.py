@@ -236,7 +236,7 @@ def plan_for(
         warmups=1 if quick else 2,
         repeats=5 if quick else 9,
         slow_repeats=2 if quick else 3,
-        matmul_size=4096,
+        matmul_size=3072 if quick else 4096,
         copy_bytes=512 * MiB,
         peak_repeats=5 if quick else 9,
     )

@@ -23,7 +23,7 @@ database stores it. Top-level keys (schema 1):
 from __future__ import annotations
 
 from drill.units import format_bytes, format_number, format_quantity
-from engine_check.claims import compute_claims
+from engine_check.claims import OVER_COPY_NOTE, compute_claims
 from engine_check.config import ModelConfig
 from engine_check.roofline import ridge_batch
 
@@ -165,6 +165,8 @@ def render_text(result: dict) -> str:
             for r in result["decode"]
         ],
     )  # fmt: skip
+    if any(r["mbu"] > 1 for r in result["decode"]):
+        lines.append(f"  MBU {OVER_COPY_NOTE}")
     ridge = result.get("batch_ridge")
     ridge_note = f"roofline ridge near batch {ridge}" if ridge else "no ridge in reach"
     lines += ["", f"(c) decode step vs batch, context {cfg['batch_context_len']} ({ridge_note})"]

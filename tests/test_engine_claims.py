@@ -142,3 +142,15 @@ def test_busy_machine_warning_uses_the_load_before_the_run():
         "warning: the machine was busy (load average 1.50 on 2 CPUs before the run); "
         "other programs took time from it, so the numbers may be low"
     )
+
+
+def test_decode_above_copy_bandwidth_is_explained():
+    run = measured()
+    run["decode"][1]["mbu"] = 1.3
+    claim = compute_claims(run)["decode_memory_bound"]
+    assert claim["holds"] is True
+    assert "130% of the measured copy bandwidth" in claim["text"]
+    assert claim["text"].endswith(
+        "memory-bound (above 100% because a CPU copy also reads each destination line before "
+        "writing it, which the 2 x size count leaves out, so reading alone streams faster)"
+    )
