@@ -64,18 +64,27 @@ def _progress(done: int, total: int, label: str) -> None:
 def run_cmd(
     quick: bool, device: str, dtype: str, as_json: bool, db_path: Path | None, tiny: bool
 ) -> None:
-    """Measure peaks, prefill, decode, batching, recompute and KV bytes; store the run.
+    """Measure prefill vs decode against this machine's peaks, and store the run.
 
-    Progress goes to stderr. The result is stored in the database and printed as a
-    report ending in plain-words verdicts, or with --json as one object: schema,
-    mode, device, device_name, dtype, torch_version, threads, wall_s, created_at,
-    config, peaks {matmul_flops_per_s, copy_bytes_per_s, spec|null, ...},
-    prefill [{prompt_len, ms, p90_ms, flops_per_s, mfu, predicted_ms, ...}],
-    decode [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util, predicted_ms, ...}],
-    batch [{batch, ms, tokens_per_s, predicted_ms, ...}], batch_ridge,
-    recompute [{position, cached_ms, recompute_ms, ...}],
-    kv {measured_bytes, formula_bytes, allocator_delta_bytes, ...},
-    claims {name: {holds, text}}. Times are milliseconds, rates per second.
+    Times prefill (TTFT) by prompt length, decode (TPOT) by context and by batch,
+    cached decode vs recomputing the prefix, and the KV cache's bytes, each beside
+    its roofline time from the matmul and copy peaks measured in the same run.
+    Progress goes to stderr; the report ends with plain-words verdicts.
+
+    \b
+    --json prints one object (times in ms, rates per second, shares as fractions):
+      schema, mode, device, device_name, dtype, torch_version, threads, cpu_count,
+      wall_s, load_avg_before, load_avg_after, created_at, config,
+      peaks      {matmul_flops_per_s, copy_bytes_per_s, spec: {...} | null, ...}
+      prefill    [{prompt_len, ms, p90_ms, flops_per_s, mfu, predicted_ms, ...}]
+      decode     [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util,
+                   predicted_ms, ...}]
+      batch      [{batch, ms, p90_ms, tokens_per_s, predicted_ms, ...}]
+      batch_ridge  smallest batch the roofline calls compute-bound, or null
+      recompute  [{position, cached_ms, recompute_ms, ...}]
+      kv         {measured_bytes, formula_bytes, allocator_delta_bytes, ...}
+      claims     {decode_memory_bound | prefill_compute_bound | kv_formula_exact |
+                  cache_beats_recompute | batch_amortizes_decode: {holds, text}}
     """
     from datetime import datetime, timezone
 
