@@ -99,7 +99,8 @@ def _load_catalogue(path: str) -> dict[str, MisconceptionInfo]:
     name = Path(path).name
     try:
         with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
+            # the C loader where built (same safe rules, ~10x faster on this file)
+            data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
     except OSError as exc:
         raise BankError(f"{name}: cannot read the misconception catalogue: {exc}") from None
     except yaml.YAMLError as exc:
