@@ -5,13 +5,15 @@
     position line (`[1/N]`) appears on its stdout; the process is then killed.
 
 Each is run `--runs` times, alternating, after one warm-up run of each (which
-also writes the bytecode caches, as any installed copy has them; the children
+also writes the bytecode caches, as any installed copy has them, and the deck
+cache in the temporary kvdrill home, as any second quiz finds it; the children
 run with bytecode writing on even when this shell sets PYTHONDONTWRITEBYTECODE).
+`--cold` removes the deck cache before each quiz run, to time a first start.
 Printed: median wall time, median CPU time (user + system of the child, up to
 the first question for b), and the ratios b/a. The aim is a wall ratio of at
 most 1.3. CPU time is steadier than wall time on a busy machine.
 
-    python benchmarks/startup.py [--runs 10] [--json]
+    python benchmarks/startup.py [--runs 10] [--cold] [--json]
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -59,8 +62,10 @@ def time_imports(home: Path, code: str = DEPENDENCIES) -> tuple[float, float]:
     return wall_s, cpu_s
 
 
-def time_first_question(home: Path, run: int) -> tuple[float, float]:
+def time_first_question(home: Path, run: int, cold: bool = False) -> tuple[float, float]:
     """(wall s, CPU s) from spawning `kvdrill quiz` to its first question line."""
+    if cold:
+        shutil.rmtree(home / "cache", ignore_errors=True)
     db = home / f"run{run}.db"
     command = [sys.executable, "-m", "drill", "quiz", "--db", str(db), "--seed", "1"]
     start = time.perf_counter()
@@ -89,6 +94,7 @@ def time_first_question(home: Path, run: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--cold", action="store_true", help="no deck cache for the quiz runs")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     imports, with_models, first = [], [], []
@@ -99,7 +105,7 @@ def main() -> None:
         for run in range(args.runs):
             imports.append(time_imports(home))
             with_models.append(time_imports(home, DEPENDENCIES_WITH_MODELS))
-            first.append(time_first_question(home, run))
+            first.append(time_first_question(home, run, args.cold))
     medians = {
         "imports_wall_s": statistics.median(w for w, _ in imports),
         "imports_cpu_s": statistics.median(c for _, c in imports),
@@ -110,6 +116,7 @@ def main() -> None:
     }
     result = {
         "runs": args.runs,
+        "deck_cache": "cold" if args.cold else "warm",
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
         **{k: round(v, 4) for k, v in medians.items()},
