@@ -3,7 +3,7 @@ import sqlite3
 import pytest
 
 from drill.errors import StoreError
-from drill.store import SCHEMA_VERSION, open_db
+from drill.store import SCHEMA_VERSION, migrations, open_db
 
 
 def test_new_database_has_tables_wal_and_version(tmp_path):
@@ -17,7 +17,9 @@ def test_reopening_applies_nothing_twice(tmp_path):
     open_db(tmp_path / "k.db").conn.close()
     db = open_db(tmp_path / "k.db")
     names = [r["name"] for r in db.query("select name from _sqlite_migrations")]
-    assert names == ["m001_initial"]
+    assert names[0] == "m001_initial"
+    assert len(names) == len(set(names)) == SCHEMA_VERSION
+    assert migrations.pending(db) == []
 
 
 def test_corrupt_file_is_refused_untouched(tmp_path):
