@@ -62,24 +62,33 @@ def row_to_card(row: Mapping[str, Any]) -> Card:
     )
 
 
-def review_row(
-    scheduler: Scheduler, row: Mapping[str, Any], rating: int, now: datetime
-) -> dict[str, Any]:
-    """Apply one rating (1 again .. 4 easy) at `now`; return the new card row."""
-    card = row_to_card(row)
-    was_review = card.state == State.Review
-    card, _log = scheduler.review_card(card, Rating(rating), now)
+def _card_to_row(question_id: str, card: Card, reps: int, lapses: int) -> dict[str, Any]:
     return {
-        "question_id": row["question_id"],
+        "question_id": question_id,
         "state": int(card.state),
         "step": card.step,
         "stability": card.stability,
         "difficulty": card.difficulty,
         "due": iso(card.due),
         "last_review": iso(card.last_review) if card.last_review else None,
-        "reps": row["reps"] + 1,
-        "lapses": row["lapses"] + (1 if was_review and rating == int(Rating.Again) else 0),
+        "reps": reps,
+        "lapses": lapses,
     }
+
+
+def _review(scheduler: Scheduler, card: Card, rating: int, now: datetime) -> tuple[Card, bool]:
+    """(the card after `rating` at `now`, whether it was a lapse)."""
+    lapse = card.state == State.Review and rating == int(Rating.Again)
+    card, _log = scheduler.review_card(card, Rating(rating), now)
+    return card, lapse
+
+
+def review_row(
+    scheduler: Scheduler, row: Mapping[str, Any], rating: int, now: datetime
+) -> dict[str, Any]:
+    """Apply one rating (1 again .. 4 easy) at `now`; return the new card row."""
+    card, lapse = _review(scheduler, row_to_card(row), rating, now)
+    return _card_to_row(row["question_id"], card, row["reps"] + 1, row["lapses"] + lapse)
 
 
 def retrievability(scheduler: Scheduler, row: Mapping[str, Any], now: datetime) -> float:
@@ -94,14 +103,18 @@ def replay(
 ) -> dict[str, dict[str, Any]]:
     """Rebuild card rows from reviews given in time order (cram reviews skipped).
 
-    Each review needs question_id, reviewed_at (ISO text), rating and cram.
+    Each review needs question_id, reviewed_at (ISO text), rating and cram. Cards
+    stay fsrs objects until the end: a million reviews replay in seconds.
     """
-    cards: dict[str, dict[str, Any]] = {}
+    cards: dict[str, list] = {}  # question_id -> [Card, reps, lapses]
     for review in reviews:
         if review.get("cram"):
             continue
         at = parse_iso(review["reviewed_at"])
-        qid = review["question_id"]
-        row = cards.get(qid) or new_card_row(qid, at)
-        cards[qid] = review_row(scheduler, row, int(review["rating"]), at)
-    return cards
+        entry = cards.get(review["question_id"])
+        if entry is None:
+            entry = cards[review["question_id"]] = [Card(card_id=0, due=at), 0, 0]
+        entry[0], lapse = _review(scheduler, entry[0], int(review["rating"]), at)
+        entry[1] += 1
+        entry[2] += lapse
+    return {qid: _card_to_row(qid, *entry) for qid, entry in cards.items()}
