@@ -85,11 +85,16 @@ def get_card(db, question_id: str) -> dict[str, Any] | None:
 
 def new_cards_since(db, since_iso: str) -> int:
     """How many cards got their first scheduled (not cram) review at or after `since_iso`."""
+    # Start from today's reviews (the unary + keeps SQLite on the time index) and
+    # probe each one's earlier history: milliseconds at a million reviews, where
+    # grouping every question's history took a quarter of a second.
     sql = (
-        "select count(*) from (select question_id from reviews where cram = 0 "
-        "group by question_id having min(reviewed_at) >= ?)"
+        "select count(*) from (select distinct +question_id as question_id from reviews"
+        " where reviewed_at >= :since and cram = 0) t"
+        " where not exists (select 1 from reviews p where p.question_id = t.question_id"
+        " and p.reviewed_at < :since and p.cram = 0)"
     )
-    return db.execute(sql, [since_iso]).fetchone()[0]
+    return db.execute(sql, {"since": since_iso}).fetchone()[0]
 
 
 @dataclass(frozen=True)
