@@ -7,18 +7,8 @@ from pathlib import Path
 
 import click
 
+from drill.commands.options import bank_option
 from drill.errors import BankError
-
-
-def bank_option(func):
-    """`--bank PATH` (repeatable): extra bank files or folders, after the built-in deck."""
-    return click.option(
-        "--bank",
-        "banks",
-        multiple=True,
-        type=click.Path(path_type=Path),
-        help="An extra bank file or folder (repeatable); KVDRILL_BANK adds more.",
-    )(func)
 
 
 @click.group()

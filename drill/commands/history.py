@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from drill.commands.options import db_option
+
 FORMAT_HELP = """
 \b
 One record per review, oldest first. Fields, in order:
@@ -46,11 +48,6 @@ bad record stops the import with FILE:LINE and nothing from the file is imported
     + FORMAT_HELP
 )
 
-_db_option = click.option(
-    "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), help="Database file."
-)
-
-
 @click.command("export", help=EXPORT_HELP, short_help="Write your review history to a file.")
 @click.option(
     "--format",
@@ -64,7 +61,7 @@ _db_option = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write to this file instead of standard output.",
 )
-@_db_option
+@db_option()
 def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> None:
     from drill.errors import KvdrillError
     from drill.history import iter_records, write_records
@@ -92,7 +89,7 @@ def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> No
     type=click.Choice(["jsonl", "csv"]),
     help="Read the file as this format instead of guessing.",
 )
-@_db_option
+@db_option()
 def import_cmd(file: Path, fmt: str | None, db_path: Path | None) -> None:
     from drill.history import import_history
     from drill.srs import make_scheduler

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from drill.commands.bank import bank_option
+from drill.commands.options import bank_option
 
 # seeds drawn when none is given stay short enough to type back
 RANDOM_SEED_LIMIT = 1_000_000

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-
-def _parse_now(text: str):
-    from datetime import datetime, timezone
-
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO time", param_hint="--now") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+from drill.commands.options import bank_option, db_option, now_option, parse_now
 
 
-def _clock_and_reader(fixed_now: str | None, tick_s: float):
+def _clock_and_reader(now_text: str | None, tick_s: float):
     """(now, read_line, tz): the real clock, or a fixed one that advances per line read.
 
-    The fixed clock exists for tests and demos: it starts at `fixed_now` and
+    The fixed clock exists for tests and demos: it starts at `now_text` and
     moves `tick_s` seconds each time a line is read, as if the user took that
     long to type it.
     """
@@ -32,9 +22,9 @@ def _clock_and_reader(fixed_now: str | None, tick_s: float):
         line = sys.stdin.readline()
         return line if line else None
 
-    if fixed_now is None:
+    if now_text is None:
         return (lambda: datetime.now(timezone.utc)), read_raw, None
-    start = _parse_now(fixed_now)
+    start = parse_now(now_text)
     clock = [start.astimezone(timezone.utc)]
 
     def read_ticking() -> str | None:
@@ -72,19 +62,8 @@ def _write(text: str) -> None:
     is_flag=True,
     help="Practice the weakest questions; answers are logged but the schedule is not changed.",
 )
-@click.option(
-    "--bank",
-    "banks",
-    multiple=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="An extra bank file or folder (repeatable).",
-)
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Database file [default: $KVDRILL_HOME/kvdrill.db or the user data folder].",
-)
+@bank_option
+@db_option()
 @click.option(
     "--retention",
     type=click.FloatRange(0.7, 0.99),
@@ -92,10 +71,10 @@ def _write(text: str) -> None:
     show_default=True,
     help="Desired probability of recall when a card comes due.",
 )
-@click.option("--now", "fixed_now", hidden=True, help="Fixed start time (ISO), for tests.")
+@now_option
 @click.option("--tick", "tick_s", type=float, default=0.0, hidden=True)
 @click.option("--no-fuzz", is_flag=True, hidden=True, help="Exact intervals, for tests.")
-def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, fixed_now, tick_s,
+def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, now_text, tick_s,
          no_fuzz):
     """Today's quiz: due cards first, then new ones; every answer saved at once.
 
@@ -107,7 +86,7 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, fix
     from drill.session import SessionIO, SessionOptions, run_session
     from drill.store import open_db
 
-    now, read_line, tz = _clock_and_reader(fixed_now, tick_s)
+    now, read_line, tz = _clock_and_reader(now_text, tick_s)
     # the database first: a refused one stops the quiz before anything is
     # written elsewhere (such as the deck cache)
     db = open_db(db_path)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
+from datetime import timezone
 from pathlib import Path
 
 import click
 
-from drill.commands.bank import bank_option
+from drill.commands.options import bank_option, db_option, now_option, parse_now
 
 SHEET_HELP = """Write a mock interview sheet and, separately, its answer key.
 
@@ -26,12 +26,6 @@ ending in .html) writes one self-contained page with print styles: each part sta
 on a new page and every question has room to write. The key goes to --key FILE;
 with -o and no --key it is written next to the sheet as NAME.key.EXT.
 """
-
-
-def _parse_now(text: str | None) -> datetime:
-    from drill.commands.stats import _parse_now as parse
-
-    return parse(text)
 
 
 def _key_path_for(output: Path) -> Path:
@@ -79,13 +73,8 @@ def _write(path: Path, text: str) -> None:
     help="Write the answer key to this file.",
 )
 @bank_option
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Database file (read for --focus weak).",
-)
-@click.option("--now", "now_text", hidden=True, help="Pretend it is this ISO-8601 time (tests).")
+@db_option("Database file (read for --focus weak).")
+@now_option
 def sheet(count, seed, topic, focus, fmt, output, key_path, banks, db_path, now_text) -> None:
     from drill.bank import load_default_bank
     from drill.instance import make_instance
@@ -102,7 +91,7 @@ def sheet(count, seed, topic, focus, fmt, output, key_path, banks, db_path, now_
 
         db = open_db(db_path)
         topics = {q.id: q.topic for q in questions}
-        weights = weak_weights(question_figures(db, _parse_now(now_text), topics))
+        weights = weak_weights(question_figures(db, parse_now(now_text).astimezone(timezone.utc), topics))
     chosen = choose_questions(questions, count, seed, weights=weights)
     sheet_doc, key_doc = build_documents(chosen, seed, make_instance)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import timezone
 from pathlib import Path
 
 import click
 
-from drill.commands.bank import bank_option
+from drill.commands.options import bank_option, db_option, now_option, parse_now
 
 STATS_HELP = """Show what is due, your streak, a calendar of reviews, retention and weak spots.
 
@@ -42,17 +42,6 @@ Fractions are 0..1; accuracy is null for a question never answered.
 """
 
 
-def _parse_now(text: str | None) -> datetime:
-    if text is None:
-        return datetime.now(timezone.utc)
-    try:
-        from drill.srs import parse_iso
-
-        return parse_iso(text).astimezone(timezone.utc)
-    except ValueError:
-        raise click.BadParameter(f"not an ISO-8601 time: {text!r}", param_hint="--now") from None
-
-
 def use_color(stream) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
     return bool(stream.isatty()) and not os.environ.get("NO_COLOR")
@@ -71,15 +60,13 @@ def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str
 @click.command(help=STATS_HELP, short_help="Show what is due, streak, heatmap, retention.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (keys above).")
 @bank_option
-@click.option(
-    "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), help="Database file."
-)
-@click.option("--now", "now_text", hidden=True, help="Pretend it is this ISO-8601 time (tests).")
+@db_option()
+@now_option
 def stats(as_json: bool, banks: tuple[Path, ...], db_path: Path | None, now_text: str | None):
     from drill.stats import collect_stats, render_text
     from drill.store import open_db
 
-    now = _parse_now(now_text)
+    now = parse_now(now_text).astimezone(timezone.utc)
     topics, names = bank_lookups(banks)
     db = open_db(db_path)
     figures = collect_stats(db, now, topics=topics, misconception_names=names)

@@ -1,0 +1,44 @@
+"""Options several commands share: one definition each."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+
+
+def bank_option(func):
+    """`--bank PATH` (repeatable): extra bank files or folders, after the built-in deck."""
+    return click.option(
+        "--bank",
+        "banks",
+        multiple=True,
+        type=click.Path(path_type=Path),
+        help="An extra bank file or folder (repeatable); KVDRILL_BANK adds more.",
+    )(func)
+
+
+def db_option(help: str = "Database file [default: $KVDRILL_HOME/kvdrill.db or the user data folder]."):
+    """`--db FILE`, passed as `db_path` (None: the default location)."""
+    return click.option(
+        "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), help=help
+    )
+
+
+def now_option(func):
+    """Hidden `--now ISO`, passed as `now_text`: pretend it is that time (tests, demos)."""
+    return click.option(
+        "--now", "now_text", hidden=True, help="Pretend it is this ISO-8601 time (tests)."
+    )(func)
+
+
+def parse_now(text: str | None) -> datetime:
+    """The `--now` value as an aware time (without an offset: UTC); None: the clock, in UTC."""
+    if text is None:
+        return datetime.now(timezone.utc)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(f"not an ISO-8601 time: {text!r}", param_hint="--now") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
