@@ -31,3 +31,7 @@ class StoreError(KvdrillError):
 
 class EngineError(KvdrillError):
     """An engine_check run that cannot be performed (no torch, bad device...)."""
+
+
+class HistoryError(KvdrillError):
+    """A history file that cannot be imported; the message names FILE:LINE."""

@@ -43,7 +43,7 @@ from typing import IO, Any
 
 from sqlite_utils import Database
 
-from drill.errors import KvdrillError
+from drill.errors import HistoryError
 from drill.srs import iso, parse_iso, replay
 
 FIELDS = (
@@ -66,10 +66,6 @@ REQUIRED = ("id", "question_id", "reviewed_at", "rating")
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000
 IMPORT_CACHE_KIB = 256 * 1024  # the most page cache an import may use
-
-
-class HistoryError(KvdrillError):
-    """A history file that cannot be imported; the message names FILE:LINE."""
 
 
 class RecordError(ValueError):
