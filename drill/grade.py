@@ -215,13 +215,26 @@ def _show_symbol(instance: Instance, expected: float) -> str:
     return best_fit_unit(expected, instance.unit or "count")
 
 
-def _fmt(value: float, symbol: str) -> str:
+def format_in(value: float, symbol: str | None) -> str:
+    """`value` in the unit `symbol` (a symbol or a dimension), or bare when it has none."""
     if not symbol:
         return format_quantity(value, None)
     try:
         return format_quantity(value, symbol)
     except ValueError:
         return format_quantity(value, None)
+
+
+def format_expected(instance: Instance) -> str:
+    """The expected value as every screen shows it: in show_as (or the best fit), and for
+    a byte count the exact number too, e.g. "512 MiB (536,870,912 bytes)"."""
+    expected = instance.expected
+    shown = format_in(expected, _show_symbol(instance, expected))
+    if instance.unit == "bytes" and float(expected).is_integer():
+        exact = f"{int(expected):,}"
+        if exact not in shown:
+            return f"{shown} ({exact} bytes)"
+    return shown
 
 
 def _slips(dimension: str) -> list[tuple[str, tuple[float, ...]]]:
@@ -251,7 +264,7 @@ class _Context:
     rel: float
 
     def shown(self, value: float) -> str:
-        return _fmt(value, self.symbol)
+        return format_in(value, self.symbol)
 
     def given(self, value: float) -> str:
         """A user's value: in the answer's unit when comparable, else in its own best fit.

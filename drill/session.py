@@ -238,21 +238,14 @@ def _prompt_text(instance) -> list[str]:
     return lines
 
 
-def _expected_text(instance) -> str:
-    from drill.units import format_quantity
-
-    try:
-        return format_quantity(instance.expected, instance.show_as or instance.unit)
-    except ValueError:
-        return format_quantity(instance.expected, instance.unit)
-
-
 def render_verdict(instance, verdict) -> list[str]:
     """The feedback after an auto-graded answer (numeric, choice, order)."""
     if verdict.correct:
         first = "Right"
         if instance.kind == "numeric":
-            first += f": {_expected_text(instance)}"
+            from drill.grade import format_expected
+
+            first += f": {format_expected(instance)}"
         lines = [first + "."]
     else:
         lines = ["Wrong."]

@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from drill.grade import format_in
+
 KIND_ORDER = ("numeric", "concept", "choice", "order")
 SECTION_TITLES = {
     "numeric": "Calculations",
@@ -182,30 +184,21 @@ def question_blocks(instance: Any) -> list[Block]:
     return blocks
 
 
-def _quantity(value: float, unit: str | None) -> str:
-    from drill.units import format_quantity
-
-    try:
-        return format_quantity(value, unit)
-    except ValueError:
-        return format_quantity(value, None)
-
-
 def expected_forms(instance: Any) -> list[str]:
     """The expected value as shown (show_as or best fit), then other useful forms:
     exact bytes and decimal units for bytes, seconds and best fit for times."""
     from drill.units import format_bytes, format_number
 
     value, unit = instance.expected, instance.unit
-    forms = [_quantity(value, instance.show_as or unit)]
+    forms = [format_in(value, instance.show_as or unit)]
     if unit not in (None, "count"):  # a plain count has no other unit to show
-        forms.append(_quantity(value, unit))
+        forms.append(format_in(value, unit))
     if unit == "bytes":
         if float(value).is_integer():
             forms.append(f"{int(value):,} bytes")
         forms.append(format_bytes(value, binary=False))
     elif unit == "seconds":
-        forms.append(_quantity(value, "s"))
+        forms.append(format_in(value, "s"))
     elif unit == "fraction":
         forms.append(format_number(value))
     return list(dict.fromkeys(forms))  # distinct, in order
@@ -213,7 +206,7 @@ def expected_forms(instance: Any) -> list[str]:
 
 def tolerance_text(instance: Any) -> str:
     if instance.tolerance_abs is not None:
-        return f"Accepted within ±{_quantity(instance.tolerance_abs, instance.unit)}."
+        return f"Accepted within ±{format_in(instance.tolerance_abs, instance.unit)}."
     if instance.tolerance_sig is not None:
         return f"Accepted to {instance.tolerance_sig} significant figures."
     rel = instance.tolerance_rel if instance.tolerance_rel is not None else 0.01
@@ -232,7 +225,7 @@ def key_blocks(instance: Any) -> list[Block]:
             blocks += [Block("label", "Worked solution"), Block("steps", items=instance.solution)]
         if instance.misconceptions:
             wrong = tuple(
-                f"{m.name}: {_quantity(m.value, instance.show_as or instance.unit)}"
+                f"{m.name}: {format_in(m.value, instance.show_as or instance.unit)}"
                 for m in instance.misconceptions
             )
             blocks += [

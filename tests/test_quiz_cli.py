@@ -41,7 +41,7 @@ def test_a_right_numeric_answer_then_quit(tmp_path):
     result = quiz(db, ["2 MiB", "", "q"])
     assert result.exit_code == 0, result.output
     assert "[1/3] quiz-fixture · new" in result.output
-    assert "Right: 2 MiB." in result.output
+    assert "Right: 2 MiB (2,097,152 bytes)." in result.output
     assert "Saved: good." in result.output
     assert "1 answered: 1 right, 0 wrong; 1 min." in result.output
     assert "Next due: in 9 min 40 s; 1 due within a day." in result.output

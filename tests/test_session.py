@@ -283,7 +283,7 @@ def test_a_right_numeric_answer_is_stored_with_its_draw_and_scheduled_ten_minute
     db = open_db(tmp_path / "k.db")
     result, term = run(db, ["2 MiB", "", "q"])
     assert "[1/3] quiz-fixture · new" in term.text
-    assert "Right: 2 MiB." in term.text
+    assert "Right: 2 MiB (2,097,152 bytes)." in term.text
     (row,) = reviews(db)
     answered_at = T0 + timedelta(seconds=40)  # two lines read: the answer and the Enter
     assert row == {

@@ -46,14 +46,6 @@ def instance_json(instance) -> dict[str, Any]:
     return data
 
 
-def _expected_text(instance) -> str:
-    from drill.units import format_quantity
-
-    shown = format_quantity(instance.expected, instance.show_as or instance.unit)
-    exact = f"{instance.expected:,}" if isinstance(instance.expected, int) else None
-    return f"{shown} ({exact} {instance.unit})" if exact and exact not in shown else shown
-
-
 @click.command()
 @click.argument("question_id", metavar="ID")
 @click.option(
@@ -158,7 +150,9 @@ def verdict_lines(instance, verdict) -> list[str]:
     else:
         lines.append("Not quite.")
     if instance.kind == "numeric":
-        lines.append(f"Answer: {_expected_text(instance)}")
+        from drill.grade import format_expected
+
+        lines.append(f"Answer: {format_expected(instance)}")
     elif instance.kind == "choice":
         right = ", ".join(str(i + 1) for i in instance.correct_options)
         lines.append(f"Answer: {right}")
