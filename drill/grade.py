@@ -32,11 +32,11 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any, Literal
 
 from drill.errors import AnswerError, BankError
 from drill.instance import Instance
+from drill.misconceptions import catalogue_entry
 from drill.units import (
     ANSWER_EXAMPLES,
     Parsed,
@@ -71,61 +71,6 @@ class Verdict:
         data = asdict(self)
         data["covered"] = list(self.covered)
         return data
-
-
-# --------------------------------------------------------------------------- catalogue
-
-
-@dataclass(frozen=True)
-class MisconceptionInfo:
-    id: str
-    name: str  # short, e.g. "forgot the K+V factor of 2"
-    feedback: str  # the default explanation
-
-
-CATALOGUE_PATH = Path(__file__).resolve().parent.parent / "question_bank" / "misconceptions.yaml"
-_ID = re.compile(r"^[a-z0-9][a-z0-9-]*[a-z0-9]$")
-
-
-def load_misconception_catalogue(path: str | Path | None = None) -> dict[str, MisconceptionInfo]:
-    """id -> MisconceptionInfo from the catalogue file (read once per process)."""
-    return dict(_load_catalogue(str(path or CATALOGUE_PATH)))
-
-
-@functools.lru_cache(maxsize=8)
-def _load_catalogue(path: str) -> dict[str, MisconceptionInfo]:
-    import yaml
-
-    name = Path(path).name
-    try:
-        with open(path, encoding="utf-8") as handle:
-            # the C loader where built (same safe rules, ~10x faster on this file)
-            data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
-    except OSError as exc:
-        raise BankError(f"{name}: cannot read the misconception catalogue: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{name}:{mark.line + 1}" if mark else name
-        raise BankError(f"{where}: the misconception catalogue is not valid YAML") from None
-    if not isinstance(data, dict):
-        raise BankError(f"{name}: the catalogue must map ids to {{name, feedback}}")
-    catalogue: dict[str, MisconceptionInfo] = {}
-    for key, entry in data.items():
-        if not isinstance(key, str) or not _ID.match(key):
-            raise BankError(f"{name}: {key!r} is not an id (lowercase letters, digits, dashes)")
-        if not isinstance(entry, dict) or set(entry) != {"name", "feedback"}:
-            raise BankError(f"{name}: '{key}' needs exactly the fields name and feedback")
-        if not all(isinstance(entry[f], str) and entry[f].strip() for f in ("name", "feedback")):
-            raise BankError(f"{name}: '{key}' needs a non-empty name and feedback")
-        catalogue[key] = MisconceptionInfo(key, entry["name"].strip(), entry["feedback"].strip())
-    return catalogue
-
-
-def _info(misconception_id: str) -> MisconceptionInfo:
-    catalogue = _load_catalogue(str(CATALOGUE_PATH))
-    return catalogue.get(misconception_id) or MisconceptionInfo(
-        misconception_id, misconception_id.replace("-", " "), ""
-    )
 
 
 # --------------------------------------------------------------------------- dispatch
@@ -404,7 +349,7 @@ def _diagnose(
             continue  # cannot tell it from the right answer on this draw
         for value in readings:
             if within_tolerance(value, wrong.value, instance):
-                info = _info(wrong.id)
+                info = catalogue_entry(wrong.id)
                 text = (wrong.feedback or info.feedback).strip()
                 return _verdict(
                     ctx, "misconception", False, value,
@@ -452,7 +397,7 @@ def _near(value: float, target: float, rel: float) -> bool:
 
 
 def _slip(ctx: _Context, slip_id: str, value: float, tail: str) -> Verdict:
-    info = _info(slip_id)
+    info = catalogue_entry(slip_id)
     return _verdict(
         ctx, "misconception", False, value,
         misconception=slip_id, misconception_name=info.name,
@@ -642,7 +587,6 @@ def grade_concept(instance: Instance, answer_text: str) -> Verdict:
 __all__ = [
     "ANSWER_EXAMPLES",
     "FAST_MS",
-    "MisconceptionInfo",
     "Verdict",
     "cues_covered",
     "grade",
@@ -650,6 +594,5 @@ __all__ = [
     "grade_concept",
     "grade_numeric",
     "grade_order",
-    "load_misconception_catalogue",
     "within_tolerance",
 ]

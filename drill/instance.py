@@ -211,7 +211,7 @@ def _default_presets() -> dict[str, Any]:
 
 
 def _default_catalogue() -> Mapping[str, Any]:
-    from drill.grade import load_misconception_catalogue
+    from drill.misconceptions import load_misconception_catalogue
 
     return load_misconception_catalogue()
 

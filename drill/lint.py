@@ -101,7 +101,7 @@ def lint_bank(
 ) -> list[LintError]:
     """Every problem in `bank`'s questions, in bank order (see the module docstring)."""
     if catalogue is None:
-        from drill.grade import load_misconception_catalogue
+        from drill.misconceptions import load_misconception_catalogue
 
         catalogue = load_misconception_catalogue()
     if presets is None:

@@ -7,13 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drill.errors import BankError
-from drill.grade import (
-    MisconceptionInfo,
-    Verdict,
-    grade,
-    load_misconception_catalogue,
-)
+from drill.grade import Verdict, grade
 from drill.instance import Instance, MisconceptionValue
+from drill.misconceptions import MisconceptionInfo, load_misconception_catalogue
 from drill.units import ANSWER_EXAMPLES, format_quantity
 
 GIB, MIB = 2**30, 2**20

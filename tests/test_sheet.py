@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from drill.bank import load_bank
 from drill.cli import cli
-from drill.grade import load_misconception_catalogue
 from drill.instance import make_instance
+from drill.misconceptions import load_misconception_catalogue
 from drill.sheet import (
     build_documents,
     choose_questions,

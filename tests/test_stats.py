@@ -291,7 +291,7 @@ def test_stats_cli_json_and_text(tmp_path):
 
 
 def test_stats_cli_names_misconceptions_from_the_catalogue(tmp_path):
-    from drill.grade import load_misconception_catalogue
+    from drill.misconceptions import load_misconception_catalogue
 
     mid, info = sorted(load_misconception_catalogue().items())[0]
     path = tmp_path / "cli.db"

@@ -50,7 +50,7 @@ def use_color(stream) -> bool:
 def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str, str]]:
     """Question id -> topic for the bank, and misconception id -> name from the catalogue."""
     from drill.bank import load_default_bank
-    from drill.grade import load_misconception_catalogue
+    from drill.misconceptions import load_misconception_catalogue
 
     topics = {q.id: q.topic for q in load_default_bank(bank_paths)}
     names = {mid: info.name for mid, info in load_misconception_catalogue().items()}

@@ -1,0 +1,70 @@
+"""The misconception catalogue: the named mistakes the grader can diagnose.
+
+`question_bank/misconceptions.yaml` maps each id to a short `name` ("forgot the
+K+V factor of 2") and a default `feedback`. Questions name these ids in their
+`misconceptions`, with the expression that reproduces the mistake; the grader
+also recognises a few by their ratio to the answer (bits vs bytes, GB vs GiB...).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from drill.errors import BankError
+from question_bank import BANK_DIR
+
+
+@dataclass(frozen=True)
+class MisconceptionInfo:
+    id: str
+    name: str  # short, e.g. "forgot the K+V factor of 2"
+    feedback: str  # the default explanation
+
+
+CATALOGUE_PATH = BANK_DIR / "misconceptions.yaml"
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*[a-z0-9]$")
+
+
+def load_misconception_catalogue(path: str | Path | None = None) -> dict[str, MisconceptionInfo]:
+    """id -> MisconceptionInfo from the catalogue file (read once per process)."""
+    return dict(_load_catalogue(str(path or CATALOGUE_PATH)))
+
+
+@functools.lru_cache(maxsize=8)
+def _load_catalogue(path: str) -> dict[str, MisconceptionInfo]:
+    import yaml
+
+    name = Path(path).name
+    try:
+        with open(path, encoding="utf-8") as handle:
+            # the C loader where built (same safe rules, ~10x faster on this file)
+            data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+    except OSError as exc:
+        raise BankError(f"{name}: cannot read the misconception catalogue: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}" if mark else name
+        raise BankError(f"{where}: the misconception catalogue is not valid YAML") from None
+    if not isinstance(data, dict):
+        raise BankError(f"{name}: the catalogue must map ids to {{name, feedback}}")
+    catalogue: dict[str, MisconceptionInfo] = {}
+    for key, entry in data.items():
+        if not isinstance(key, str) or not _ID.match(key):
+            raise BankError(f"{name}: {key!r} is not an id (lowercase letters, digits, dashes)")
+        if not isinstance(entry, dict) or set(entry) != {"name", "feedback"}:
+            raise BankError(f"{name}: '{key}' needs exactly the fields name and feedback")
+        if not all(isinstance(entry[f], str) and entry[f].strip() for f in ("name", "feedback")):
+            raise BankError(f"{name}: '{key}' needs a non-empty name and feedback")
+        catalogue[key] = MisconceptionInfo(key, entry["name"].strip(), entry["feedback"].strip())
+    return catalogue
+
+
+def catalogue_entry(misconception_id: str) -> MisconceptionInfo:
+    """The built-in catalogue's entry; an unknown id gets its own words as a name."""
+    catalogue = _load_catalogue(str(CATALOGUE_PATH))
+    return catalogue.get(misconception_id) or MisconceptionInfo(
+        misconception_id, misconception_id.replace("-", " "), ""
+    )
