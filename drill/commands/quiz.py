@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import click
 
 from drill.commands.options import bank_option, db_option, now_option, parse_now
@@ -32,6 +34,29 @@ def _clock_and_reader(now_text: str | None, tick_s: float):
         return read_raw()
 
     return (lambda: clock[0]), read_ticking, start.tzinfo
+
+
+@contextmanager
+def _sigint_for_main_thread_only():
+    """Block SIGINT while importing what starts worker threads.
+
+    sqlite_utils imports numpy, whose BLAS starts worker threads at import. A
+    signal sent to the process may land on any thread that does not block it, and
+    one landing on a worker never interrupts the main thread's blocking read of
+    the answer: Ctrl-C would be lost. Threads inherit the signal mask of the
+    thread that starts them, so starting them with SIGINT blocked keeps Ctrl-C
+    for the main thread.
+    """
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _write(text: str) -> None:
@@ -82,9 +107,10 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, now
     rating or type 1 (again) to 4 (easy). While a question is shown:
     h shows a hint, s skips, q quits. Input can be piped.
     """
-    from drill.bank import load_default_bank
-    from drill.session import SessionIO, SessionOptions, run_session
-    from drill.store import open_db
+    with _sigint_for_main_thread_only():
+        from drill.bank import load_default_bank
+        from drill.session import SessionIO, SessionOptions, run_session
+        from drill.store import open_db
 
     now, read_line, tz = _clock_and_reader(now_text, tick_s)
     # the database first: a refused one stops the quiz before anything is
