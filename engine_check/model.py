@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from engine_check import cpu_linear
 from engine_check.config import ModelConfig
 
 # Fill weights by tiling one random block: drawing a gigabyte of random numbers
@@ -46,19 +47,34 @@ class RMSNorm(nn.Module):
         return x32.type_as(x) * self.weight
 
 
+class Linear(nn.Module):
+    """y = x @ Wᵀ with W: [out, in]. On a CPU it may also hold a prepacked copy of W for
+    decode steps of a few sequences (see engine_check.cpu_linear)."""
+
+    def __init__(self, in_features: int, out_features: int, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(out_features, in_features, dtype=dtype))
+        self.packed: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.packed is not None and cpu_linear.uses_packed(x.numel() // x.shape[-1]):
+            return cpu_linear.packed_linear(x, self.packed)
+        return F.linear(x, self.weight)
+
+
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig, dtype: torch.dtype) -> None:
         super().__init__()
         self.heads, self.kv_heads, self.head_dim = cfg.heads, cfg.kv_heads, cfg.head_dim
-        self.wqkv = nn.Linear(cfg.d_model, cfg.q_dim + 2 * cfg.kv_dim, bias=False, dtype=dtype)
-        self.wo = nn.Linear(cfg.q_dim, cfg.d_model, bias=False, dtype=dtype)
+        self.wqkv = Linear(cfg.d_model, cfg.q_dim + 2 * cfg.kv_dim, dtype)
+        self.wo = Linear(cfg.q_dim, cfg.d_model, dtype)
 
 
 class FeedForward(nn.Module):
     def __init__(self, cfg: ModelConfig, dtype: torch.dtype) -> None:
         super().__init__()
-        self.w13 = nn.Linear(cfg.d_model, 2 * cfg.ffn, bias=False, dtype=dtype)  # gate | up
-        self.w2 = nn.Linear(cfg.ffn, cfg.d_model, bias=False, dtype=dtype)
+        self.w13 = Linear(cfg.d_model, 2 * cfg.ffn, dtype)  # gate | up
+        self.w2 = Linear(cfg.ffn, cfg.d_model, dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         gate, up = self.w13(x).chunk(2, dim=-1)  # [B, T, ffn] each
@@ -104,7 +120,7 @@ class Transformer(nn.Module):
         self.tok_embeddings = nn.Embedding(cfg.vocab, cfg.d_model, dtype=dtype)
         self.layers = nn.ModuleList(Block(cfg, dtype) for _ in range(cfg.layers))
         self.norm = RMSNorm(cfg.d_model, cfg.norm_eps, dtype)
-        self.output = nn.Linear(cfg.d_model, cfg.vocab, bias=False, dtype=dtype)
+        self.output = Linear(cfg.d_model, cfg.vocab, dtype)
         self.register_buffer("rope_cos", torch.empty(max_seq, cfg.head_dim, dtype=dtype))
         self.register_buffer("rope_sin", torch.empty(max_seq, cfg.head_dim, dtype=dtype))
         self.cache: KVCache | None = None
@@ -147,6 +163,19 @@ def build_model(
         model.rope_cos.copy_(cos)
         model.rope_sin.copy_(sin)
     return model.eval().requires_grad_(False)
+
+
+def prepack_for_cpu(model: Transformer) -> bool:
+    """Give every Linear a prepacked copy of its weight for few-row matmuls, if this torch
+    can (CPU only; costs a second copy of the weights). Returns whether it did."""
+    weight = model.output.weight
+    if weight.device.type != "cpu" or not cpu_linear.prepack_works(weight.dtype):
+        return False
+    with torch.inference_mode():
+        for module in model.modules():
+            if isinstance(module, Linear):
+                module.packed = cpu_linear.pack_weight(module.weight)
+    return True
 
 
 def _fill_tiled_(param: torch.Tensor, block: torch.Tensor, scale: float) -> None:

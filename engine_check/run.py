@@ -15,7 +15,7 @@ import torch
 from drill.errors import EngineError
 from engine_check import experiments
 from engine_check.config import DTYPE_BYTES, canonical_dtype, plan_for, resolve_device
-from engine_check.model import build_model
+from engine_check.model import build_model, prepack_for_cpu
 from engine_check.peaks import measure_copy_peak, measure_matmul_peak
 from engine_check.report import assemble_result
 from engine_check.specs import spec_for
@@ -124,6 +124,7 @@ def run_engine_check(
 
     tick(f"building a {plan.model.params / 1e6:.0f} M-parameter model")
     model = build_model(plan.model, plan.max_seq, torch_dtype, dev, seed=seed)
+    prepacked = prepack_for_cpu(model) if kind == "cpu" else False
     bench = experiments.Bench(
         model=model,
         timer=timer,
@@ -147,6 +148,8 @@ def run_engine_check(
         "params": plan.model.params,
         "weight_bytes": plan.model.params * DTYPE_BYTES[dtype_name],
         "decode_runner": bench.decode_runner,
+        # CPU: decode steps of 2..64 sequences use weights prepacked once (cpu_linear.py)
+        "cpu_prepacked_linears": prepacked,
         "seed": seed,
     }
     meta = {

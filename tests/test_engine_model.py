@@ -119,3 +119,45 @@ def test_cache_bytes_equal_kvmath_formula_exactly(
     assert measured == cache.nbytes
     assert measured == kv_cache_bytes(layers, kv_heads, head_dim, seq, width, requests=batch)
     assert measured == 2 * layers * kv_heads * head_dim * seq * width * batch
+
+
+def test_prepacked_cpu_linears_give_the_same_logits():
+    from engine_check import cpu_linear
+    from engine_check.model import prepack_for_cpu
+
+    if not cpu_linear.prepack_works(torch.float32):
+        pytest.skip("this torch build has no oneDNN prepacked matmul")
+    cfg = tiny()
+    plain = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=7)
+    packed = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=7)
+    assert prepack_for_cpu(packed) is True
+    assert packed.output.packed is not None and plain.output.packed is None
+    tokens = torch.randint(0, cfg.vocab, (4, 6), generator=torch.Generator().manual_seed(1))
+    for model in (plain, packed):
+        model.setup_cache(4)
+        prefill(model, tokens)
+    step = torch.randint(0, cfg.vocab, (4, 1), generator=torch.Generator().manual_seed(2))
+    # 4 rows: the packed path runs in `packed`, the default one in `plain`
+    assert cpu_linear.uses_packed(4) and not cpu_linear.uses_packed(1)
+    torch.testing.assert_close(
+        decode_step(packed, step, 6), decode_step(plain, step, 6), rtol=1e-5, atol=1e-5
+    )
+
+
+def test_cached_decode_equals_recompute_with_prepacked_linears():
+    from engine_check import cpu_linear
+    from engine_check.model import prepack_for_cpu
+
+    if not cpu_linear.prepack_works(torch.float32):
+        pytest.skip("this torch build has no oneDNN prepacked matmul")
+    cfg = tiny()
+    model = build_model(cfg, max_seq=12, dtype=torch.float32, device=CPU, seed=3)
+    prepack_for_cpu(model)
+    model.setup_cache(3)
+    tokens = torch.randint(0, cfg.vocab, (3, 4), generator=torch.Generator().manual_seed(4))
+    logits = prefill(model, tokens)
+    for step in range(5):
+        nxt = logits.argmax(dim=-1, keepdim=True)
+        tokens = torch.cat([tokens, nxt], dim=1)
+        logits = decode_step(model, nxt, pos=4 + step)
+        torch.testing.assert_close(logits, forward_no_cache(model, tokens), rtol=1e-5, atol=1e-5)

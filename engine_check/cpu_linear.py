@@ -1,0 +1,67 @@
+"""Prepacked CPU matmuls for decode steps of a few sequences.
+
+PyTorch's default CPU matmul (MKL) re-lays-out the weight on every call when the
+activation has only a handful of rows, so a decode step for 8 sequences can take
+three times as long as one for a single sequence, though it reads the same weights:
+the batching the batch experiment measures would be hidden by a library quirk.
+Inference engines on CPUs avoid this by laying the weights out once, ahead of
+time (torch.compile's CPU freezing does it too). Here each weight gets a second,
+oneDNN-prepacked copy, used for 2..64 rows; a single row (a GEMV) and long
+prompts keep the default kernels, which are the fastest there.
+
+The oneDNN ops are PyTorch internals, so everything is checked before use and a
+build without them simply keeps the default kernels.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+PACKED_MIN_ROWS = 2
+PACKED_MAX_ROWS = 64
+# oneDNN picks the weight layout for an expected row count; decode batches are small
+_LAYOUT_ROWS_HINT = 8
+
+
+def _ops_present() -> bool:
+    mkldnn = getattr(torch.ops, "mkldnn", None)
+    try:
+        return (
+            torch.backends.mkldnn.is_available()
+            and hasattr(mkldnn, "_reorder_linear_weight")
+            and hasattr(mkldnn, "_linear_pointwise")
+        )
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def pack_weight(weight: torch.Tensor) -> torch.Tensor:
+    """weight: [out, in] -> the same matrix in oneDNN's blocked layout (an opaque tensor)."""
+    return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), _LAYOUT_ROWS_HINT)
+
+
+def packed_linear(x: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
+    """x: [..., in] @ packedᵀ -> [..., out], as F.linear(x, weight) computes."""
+    return torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+
+
+def uses_packed(rows: int) -> bool:
+    return PACKED_MIN_ROWS <= rows <= PACKED_MAX_ROWS
+
+
+def prepack_works(dtype: torch.dtype) -> bool:
+    """Whether packed matmuls run here at `dtype` and agree with F.linear."""
+    if not _ops_present():
+        return False
+    gen = torch.Generator().manual_seed(0)
+    weight = torch.rand(48, 32, generator=gen).to(dtype)
+    x = torch.rand(4, 32, generator=gen).to(dtype)
+    try:
+        with torch.inference_mode():
+            got = packed_linear(x, pack_weight(weight))
+            want = F.linear(x, weight)
+    except (RuntimeError, TypeError, NotImplementedError):
+        return False
+    tol = 1e-4 if dtype == torch.float32 else 2e-2
+    return got.shape == want.shape and torch.allclose(got.float(), want.float(), rtol=tol, atol=tol)
