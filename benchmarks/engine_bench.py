@@ -1,6 +1,6 @@
 """How close the engine check comes to this machine's own peaks, and how long --quick takes.
 
-Run:  .venv/bin/python benchmarks/engine_bench.py [--only quick|full] [--json]
+Run:  .venv/bin/python benchmarks/engine_bench.py [--only quick|full] [--json] [--keep DIR]
 
 Runs `kvdrill engine run --quick --json` and `kvdrill engine run --json` as users
 would (fresh processes, torch import included), each into a throw-away database,
@@ -96,6 +96,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=("quick", "full"))
     parser.add_argument("--json", action="store_true", help="print the summaries as JSON")
+    parser.add_argument("--keep", type=Path, help="also write each run's result JSON here")
     args = parser.parse_args()
     modes = [args.only] if args.only else ["quick", "full"]
     if hasattr(os, "getloadavg"):
@@ -105,6 +106,9 @@ def main() -> None:
         for mode in modes:
             result, wall_s = run_cli(mode, Path(tmp) / f"{mode}.db")
             summaries.append(summarise(mode, result, wall_s))
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                (args.keep / f"engine_{mode}.json").write_text(json.dumps(result, indent=2))
             if not args.json:
                 print_summary(summaries[-1])
     if args.json:

@@ -12,9 +12,10 @@ Thresholds, chosen to be clear rather than generous:
   the device reports one) equal the formula to the byte.
 * cache_beats_recompute: at the last position measured a cached step is faster
   than recomputing the prefix, and recompute got slower as the position grew.
-* batch_amortizes_decode: at the largest measured batch b > 1 that is still below
-  the roofline ridge, tokens/s is at least b/2 times batch 1's (a step took at
-  most twice as long while serving b sequences).
+* batch_amortizes_decode: at the largest measured batch b > 1 that is at most half
+  the roofline ridge (where compute needs at most half the time the weight reads
+  do, so even kernels that overlap nothing stay memory-bound), tokens/s is at least
+  b/2 times batch 1's: a step took at most twice as long while serving b sequences.
 """
 
 from __future__ import annotations
@@ -147,10 +148,12 @@ def batch_amortizes_decode(result: dict) -> dict:
     if base is None:
         return _claim(False, "decode at batch 1 was not measured")
     ridge = result.get("batch_ridge")
-    below = [r for r in rows if r["batch"] > 1 and (ridge is None or r["batch"] <= ridge)]
+    below = [r for r in rows if r["batch"] > 1 and (ridge is None or 2 * r["batch"] <= ridge)]
     ridge_text = f"the roofline ridge is near batch {ridge}" if ridge else "no ridge in reach"
     if not below:
-        return _claim(False, f"no batch above 1 was measured below the ridge ({ridge_text})")
+        return _claim(
+            False, f"no batch above 1 was measured at or below half the ridge ({ridge_text})"
+        )
     row = below[-1]
     gain = row["tokens_per_s"] / base["tokens_per_s"]
     holds = gain >= BATCH_GAIN_MIN * row["batch"]
