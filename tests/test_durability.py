@@ -32,6 +32,10 @@ class QuizProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=REPO,
+            # a runner started in the background may hand down SIGINT ignored, and Python
+            # then never turns it into KeyboardInterrupt: give the quiz the default, as a
+            # terminal does
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         self.out = bytearray()
         self.changed = threading.Condition()
@@ -138,6 +142,10 @@ def test_ctrl_c_in_a_real_process_ends_with_the_summary_and_keeps_the_answers(tm
     quiz.wait_for(f"[1/{QUESTIONS}]")
     quiz.send("a fixture answer", "")
     quiz.wait_for(f"[2/{QUESTIONS}]")
+    # Let it settle into the blocking read of the answer, as a person's Ctrl-C finds it. A
+    # signal landing in the microseconds between the prompt and the read() call is a race
+    # no blocking reader can close (the read starts after the signal and waits on).
+    time.sleep(0.3)
     quiz.proc.send_signal(signal.SIGINT)
     quiz.wait_for("── summary ──")
     assert quiz.finish() == 0
