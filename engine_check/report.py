@@ -4,7 +4,8 @@ The result is one JSON-ready dict; `kvdrill engine run --json` prints it and the
 database stores it. Top-level keys (schema 1):
 
     schema, mode, device, device_name, dtype, torch_version, threads, wall_s,
-    cpu_count, load_avg_before, load_avg_after (1-minute load average, or null),
+    cpu_count, other_cpu_share (share of all CPUs' time other programs used during
+    the run, or null where the OS does not tell),
     config   {mode, model{...}, prompt_lens, ..., params, weight_bytes, decode_runner}
     peaks    {matmul_flops_per_s, copy_bytes_per_s, matmul_size, copy_bytes,
               matmul_timing, copy_timing, spec: {name, bf16_dense_flops_per_s,
@@ -25,6 +26,7 @@ from __future__ import annotations
 from drill.units import format_bytes, format_number, format_quantity
 from engine_check.claims import OVER_COPY_NOTE, compute_claims
 from engine_check.config import ModelConfig
+from engine_check.contention import BUSY_SHARE_WARN
 from engine_check.roofline import ridge_batch
 
 SCHEMA_VERSION = 1
@@ -44,7 +46,7 @@ def assemble_result(
     """The result dict, with the ridge batch and the claims computed from the rest.
 
     `meta` carries mode, device, device_name, dtype, torch_version, threads, wall_s,
-    cpu_count, load_avg_before and load_avg_after.
+    cpu_count and other_cpu_share.
     """
     model = ModelConfig(**config["model"])
     ridge = ridge_batch(
@@ -70,23 +72,14 @@ def assemble_result(
     return result
 
 
-# A 1-minute load average above this many runnable programs per CPU (beyond the run
-# itself) means other work was competing for the CPU while the run measured.
-BUSY_LOAD_PER_CPU = 0.25
-
-
 def busy_warning(result: dict) -> str | None:
-    """A warning line when other work was competing for the CPU as the run started.
-
-    Judged on the load average before the run: the one after it counts the run itself.
-    """
-    before = result.get("load_avg_before")
-    cpus = result.get("cpu_count") or 1
-    if before is None or before <= BUSY_LOAD_PER_CPU * cpus:
+    """A warning line when other programs took a noticeable share of the CPU."""
+    share = result.get("other_cpu_share")
+    if share is None or share <= BUSY_SHARE_WARN:
         return None
     return (
-        f"warning: the machine was busy (load average {before:.2f} on {cpus} CPUs before "
-        f"the run); other programs took time from it, so the numbers may be low"
+        f"warning: other programs used {share:.0%} of the CPU time during the run; "
+        "they slowed it, so the numbers may be low"
     )
 
 

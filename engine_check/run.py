@@ -15,6 +15,7 @@ import torch
 from drill.errors import EngineError
 from engine_check import experiments
 from engine_check.config import DTYPE_BYTES, canonical_dtype, plan_for, resolve_device
+from engine_check.contention import CpuMeter
 from engine_check.model import build_model, prepack_for_cpu
 from engine_check.peaks import measure_copy_peak, measure_matmul_peak
 from engine_check.report import assemble_result
@@ -48,14 +49,6 @@ def _cpu_model_name() -> str:
     return platform.processor() or platform.machine() or "CPU"
 
 
-def _load_average() -> float | None:
-    """The 1-minute load average, where the OS has one."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
 def _check_dtype_works(kind: str, dtype: torch.dtype) -> None:
     """A tiny matmul at the dtype, so an unsupported combination fails in one line now."""
     try:
@@ -75,7 +68,8 @@ def run_engine_check(
 ) -> dict:
     """Measure peaks and the five experiments; returns the result dict (see report.py)."""
     started = time.perf_counter()
-    load_before = _load_average()
+    meter = CpuMeter()
+    meter.start()
     kind = resolve_device(device, torch.cuda.is_available(), mps_available())
     dtype_name = canonical_dtype(dtype, kind)
     torch_dtype = getattr(torch, dtype_name)
@@ -163,8 +157,7 @@ def run_engine_check(
         "cpu_count": os.cpu_count(),
         # other programs busy on the CPU slow every measurement (and, on a GPU run, the
         # kernel launches); the report warns when the machine was not idle
-        "load_avg_before": load_before,
-        "load_avg_after": _load_average(),
+        "other_cpu_share": meter.stop(),
     }
     return assemble_result(
         meta=meta,

@@ -135,16 +135,28 @@ def test_claims_do_not_modify_the_result():
     assert run == before
 
 
-def test_busy_machine_warning_uses_the_load_before_the_run():
+def test_busy_machine_warning_above_a_tenth_of_the_cpu():
     from engine_check.report import busy_warning
 
-    assert busy_warning({"load_avg_before": 0.3, "cpu_count": 2}) is None
-    assert busy_warning({"load_avg_before": None, "cpu_count": 2}) is None
+    assert busy_warning({"other_cpu_share": 0.1}) is None
+    assert busy_warning({"other_cpu_share": None}) is None
     assert busy_warning({}) is None
-    assert busy_warning({"load_avg_before": 1.5, "cpu_count": 2}) == (
-        "warning: the machine was busy (load average 1.50 on 2 CPUs before the run); "
-        "other programs took time from it, so the numbers may be low"
+    assert busy_warning({"other_cpu_share": 0.35}) == (
+        "warning: other programs used 35% of the CPU time during the run; "
+        "they slowed it, so the numbers may be low"
     )
+
+
+def test_other_programs_share_from_proc_stat_counters():
+    from engine_check.contention import busy_cpu_seconds, other_share
+
+    stat = "cpu  100 20 30 5000 40 5 5 40 0 0\ncpu0 50 10 15 2500 20 2 3 20 0 0\n"
+    # user+nice+system+irq+softirq+steal = 200 ticks; iowait and idle are not busy
+    assert busy_cpu_seconds(stat, ticks_per_s=100) == 2.0
+    # 10 s of 2 CPUs, 12 CPU-seconds busy, 8 of them ours: others used 4 / 20
+    assert other_share(12.0, 8.0, 10.0, 2) == 0.2
+    assert other_share(5.0, 8.0, 10.0, 2) == 0.0  # counters are coarse: never negative
+    assert other_share(1.0, 0.0, 0.0, 2) == 0.0
 
 
 def test_decode_above_copy_bandwidth_is_explained():

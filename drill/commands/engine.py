@@ -74,7 +74,7 @@ def run_cmd(
     \b
     --json prints one object (times in ms, rates per second, shares as fractions):
       schema, mode, device, device_name, dtype, torch_version, threads, cpu_count,
-      wall_s, load_avg_before, load_avg_after, created_at, config,
+      wall_s, other_cpu_share, created_at, config,
       peaks      {matmul_flops_per_s, copy_bytes_per_s, spec: {...} | null, ...}
       prefill    [{prompt_len, ms, p90_ms, flops_per_s, mfu, predicted_ms, ...}]
       decode     [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util,
