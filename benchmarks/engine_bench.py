@@ -13,7 +13,8 @@ and prints for each:
 
 Targets on a 2-core CPU: decode >= 70 % of copy bandwidth, prefill >= 60 % of the
 matmul peak, `--quick` <= 60 s. Other programs running at the same time take CPU
-time from the run and lower every number, so the load average is printed first.
+time from the run and lower every number; the load average is printed first and
+each run reports the share of CPU time other programs used while it measured.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def summarise(mode: str, result: dict, wall_s: float) -> dict:
         "prefill_ms": prefill["ms"],
         "prefill_mfu": prefill["mfu"],
         "wall_s": wall_s,
+        "other_cpu_share": result.get("other_cpu_share"),
         "claims": {name: c["holds"] for name, c in result["claims"].items()},
     }
 
@@ -72,6 +74,8 @@ def print_summary(s: dict) -> None:
         return "meets target" if ok else "MISSES target"
 
     print(f"\n{s['mode']} run on {s['device_name']}, {s['threads']} threads")
+    if s["other_cpu_share"] is not None:
+        print(f"  other programs used {s['other_cpu_share']:.0%} of the CPU during the run")
     print(f"  peaks: matmul {s['matmul_gflops']:.0f} GFLOP/s, copy {s['copy_gb_s']:.1f} GB/s")
     print(
         f"  decode, batch 1, context {s['decode_context']}: {s['decode_ms']:.1f} ms, "
