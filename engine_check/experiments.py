@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -83,17 +83,11 @@ class Bench:
                 fn()
         except RuntimeError:
             torch.cuda.synchronize()
-            self.plan = _without_graphs(self.plan)
+            self.plan = replace(self.plan, cuda_graphs=False)
             self.decode_runner = "eager"
             return fn
         self.decode_runner = "cuda_graph"
         return graph.replay
-
-
-def _without_graphs(plan: RunPlan) -> RunPlan:
-    from dataclasses import replace
-
-    return replace(plan, cuda_graphs=False)
 
 
 def _release(bench: Bench) -> None:
