@@ -44,24 +44,11 @@ from typing import IO, Any
 from sqlite_utils import Database
 
 from drill.errors import HistoryError
+from drill.review_store import REVIEW_COLUMNS, write_transaction
 from drill.srs import iso, parse_iso, replay
 
-FIELDS = (
-    "id",
-    "question_id",
-    "reviewed_at",
-    "rating",
-    "correct",
-    "answer",
-    "duration_ms",
-    "seed",
-    "params",
-    "expected",
-    "unit",
-    "misconception",
-    "session_id",
-    "cram",
-)
+# the export format's fields are the reviews table's columns, in its order
+FIELDS = REVIEW_COLUMNS
 REQUIRED = ("id", "question_id", "reviewed_at", "rating")
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000
@@ -393,7 +380,6 @@ def import_history(
     Rows go in by `executemany` of INSERT OR IGNORE in batches: the id decides, and a
     review already present is left as it is.
     """
-    from drill.review_store import write_transaction
 
     read = 0
     conn = db.conn

@@ -30,6 +30,7 @@ CARD_COLUMNS = (
     "reps",
     "lapses",
 )
+# every column of a review row, in the order `kvdrill export` writes them
 REVIEW_COLUMNS = (
     "id",
     "question_id",
@@ -37,12 +38,12 @@ REVIEW_COLUMNS = (
     "rating",
     "correct",
     "answer",
+    "duration_ms",
     "seed",
     "params",
     "expected",
     "unit",
     "misconception",
-    "duration_ms",
     "session_id",
     "cram",
 )
