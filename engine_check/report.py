@@ -124,7 +124,7 @@ def render_text(result: dict) -> str:
         f"{format_bytes(cfg['weight_bytes'])} of weights; decode runs {cfg['decode_runner']}"
     )
     lines.append("")
-    lines.append("peaks measured in this run")
+    lines.append("peaks measured in this run (fastest repeat)")
     lines.append(
         f"  matmul {peaks['matmul_size']}^3: "
         f"{format_quantity(peaks['matmul_flops_per_s'], 'flop_per_s')}    "

@@ -111,6 +111,9 @@ def run_engine_check(
         "copy_bytes_per_s": bytes_per_s,
         "matmul_size": plan.matmul_size,
         "copy_bytes": plan.copy_bytes,
+        # the peaks above use the fastest repeat; these are the medians, for comparison
+        "matmul_flops_per_s_median": 2 * plan.matmul_size**3 / (mm_timing.median_ms / 1e3),
+        "copy_bytes_per_s_median": 2 * plan.copy_bytes / (copy_timing.median_ms / 1e3),
         "matmul_timing": mm_timing.to_dict(),
         "copy_timing": copy_timing.to_dict(),
         "spec": spec_for(name) if kind == "cuda" else None,

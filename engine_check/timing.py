@@ -44,10 +44,15 @@ class Timing:
     def p90_ms(self) -> float:
         return percentile(self.samples_ms, 90)
 
+    @property
+    def best_ms(self) -> float:
+        return min(self.samples_ms)
+
     def to_dict(self) -> dict:
         return {
             "median_ms": self.median_ms,
             "p90_ms": self.p90_ms,
+            "best_ms": self.best_ms,
             "warmup_ms": list(self.warmup_ms),
             "samples_ms": list(self.samples_ms),
         }

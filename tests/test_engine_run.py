@@ -51,6 +51,11 @@ def test_result_has_every_key_with_the_right_type(tiny_run):
     assert isinstance(peaks["matmul_flops_per_s"], float) and peaks["matmul_flops_per_s"] > 0
     assert isinstance(peaks["copy_bytes_per_s"], float) and peaks["copy_bytes_per_s"] > 0
     assert peaks["spec"] is None  # no spec sheet for a CPU
+    # a peak is the fastest repeat: never below the rate of the median repeat
+    assert peaks["matmul_flops_per_s"] == pytest.approx(
+        2 * 128**3 / (peaks["matmul_timing"]["best_ms"] / 1e3)
+    )
+    assert peaks["copy_bytes_per_s"] >= peaks["copy_bytes_per_s_median"]
     for section, keys in ROW_KEYS.items():
         rows = result[section]
         assert rows, section
@@ -125,6 +130,7 @@ def test_measure_keeps_warmups_apart():
     assert len(timing.warmup_ms) == 2 and len(timing.samples_ms) == 5
     fixed = Timing(warmup_ms=(100.0,), samples_ms=(3.0, 1.0, 2.0, 10.0, 4.0))
     assert fixed.median_ms == 3.0
+    assert fixed.best_ms == 1.0
     assert fixed.p90_ms == pytest.approx(7.6)
     with pytest.raises(ValueError):
         measure(lambda: None, DeviceTimer(torch.device("cpu")), 0, 0)
