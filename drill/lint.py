@@ -34,19 +34,13 @@ from drill.schema import (
     OrderQuestion,
     PresetParam,
 )
+from engine_check.claims import CLAIM_NAMES
 
 DEFAULT_DRAWS = 200
 
 # the claims an engine_check run can back with a measurement
-EVIDENCE_NAMES = frozenset(
-    {
-        "decode_memory_bound",
-        "prefill_compute_bound",
-        "kv_formula_exact",
-        "cache_beats_recompute",
-        "batch_amortizes_decode",
-    }
-)
+# what a concept question's `evidence` may name: the claims an engine run judges
+EVIDENCE_NAMES = frozenset(CLAIM_NAMES)
 
 
 def _wrong_is_right(value: float, expected: float, question: NumericQuestion) -> bool:

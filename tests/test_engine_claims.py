@@ -169,9 +169,3 @@ def test_decode_above_copy_bandwidth_is_explained():
         "memory-bound (above 100% because a CPU copy also reads each destination line before "
         "writing it, which the 2 x size count leaves out, so reading alone streams faster)"
     )
-
-
-def test_bank_linter_knows_exactly_the_claims_a_run_computes():
-    from drill.lint import EVIDENCE_NAMES
-
-    assert EVIDENCE_NAMES == set(CLAIM_NAMES)
