@@ -277,8 +277,9 @@ def _grade_bare(ctx: _Context, parsed: Parsed) -> Verdict:
         return _verdict(ctx, "correct", True, parsed.value)
     spec = parse_unit(ctx.symbol) if ctx.symbol else None
     readings = [parsed.value]
-    if spec is not None and spec.factor != 1:
-        in_shown_unit = parsed.value * spec.mul / spec.div
+    in_shown_unit = parsed.value * spec.mul / spec.div if spec is not None else math.inf
+    # a reading that overflows ("1e303" read as GiB) cannot be the answer meant
+    if spec is not None and spec.factor != 1 and math.isfinite(in_shown_unit):
         if within_tolerance(in_shown_unit, expected, instance):
             if spec.symbol == "%":
                 note = (
@@ -406,10 +407,11 @@ def _slip(ctx: _Context, slip_id: str, value: float, tail: str) -> Verdict:
 
 
 def _magnitude(ctx: _Context, value: float, tail: str) -> Verdict | None:
-    if value <= 0:
+    if not (value > 0 and math.isfinite(value) and math.isfinite(ctx.expected)):
         return None
-    ratio = value / ctx.expected
-    power = round(math.log10(ratio))
+    ratio = value / ctx.expected  # may overflow to inf or underflow to 0: compared only
+    # the power of ten from logs, which stay finite where the ratio does not (1e-320 / 5e8)
+    power = round(math.log10(value) - math.log10(ctx.expected))
     if power != 0 and abs(power) <= 18 and _near(value, ctx.expected * 10.0**power, ctx.rel):
         direction = "large" if power > 0 else "small"
         feedback = f"Right digits, wrong power of ten (10^{abs(power)} too {direction})."

@@ -1,0 +1,125 @@
+"""Nothing lost, nothing crashes: hostile answers, files and flags end in a clear message.
+
+Every case here once ended in a traceback (or ran away with time or memory). Each now
+gives a verdict, a one-line `Error: ...` with a non-zero exit, or, in the quiz, a message
+and the same question again.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from drill.cli import cli
+from drill.errors import AnswerError
+from drill.grade import grade
+
+BANK_QUIZ = Path(__file__).parent / "banks_quiz"
+NOW = ["--now", "2026-11-02T08:00:00+00:00", "--tick", "20", "--no-fuzz", "--seed", "1"]
+
+
+def run(*args: str, input: str | bytes | None = None):
+    result = CliRunner().invoke(cli, list(args), input=input)
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+# --------------------------------------------------------------------------- 1. the grader
+
+
+@pytest.mark.parametrize(
+    ("answer", "feedback"),
+    [
+        ("1e308", "You gave 1e308; the answer is 512 MiB. Give the unit too."),
+        ("1e303", "You gave 1e303; the answer is 512 MiB. Give the unit too."),
+        ("1e-320", "You gave 9.99989e-321; the answer is 512 MiB. Give the unit too."),
+        ("5e-324", "You gave 4.94066e-324; the answer is 512 MiB. Give the unit too."),
+        ("-1e308", "You gave -1e308; the answer is 512 MiB. Give the unit too."),
+        ("0", "You gave 0; the answer is 512 MiB. Give the unit too."),
+        ("2**1000", "You gave 1.07151e301; the answer is 512 MiB. Give the unit too."),
+        ("1e308 %", "The answer is a size in bytes (512 MiB), not a fraction or percentage."),
+    ],
+)
+def test_check_grades_extreme_numbers(answer, feedback):
+    result = run("check", "kv-bytes-per-request", "--seed", "2230", "--answer", answer)
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[:3] == [
+        "Not quite.",
+        "Answer: 512 MiB (536,870,912 bytes)",
+        feedback,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("inf", "there is no number in it"),
+        ("nan", "there is no number in it"),
+        ("1e309", "the result is not a finite number (overflow or inf/nan)"),
+        ("1e308*10", "the result is not a finite number (overflow or inf/nan)"),
+        ("2**5000", "the number is too large to work with"),
+    ],
+)
+def test_check_refuses_numbers_it_cannot_hold(answer, reason):
+    result = run("check", "kv-bytes-per-request", "--seed", "2230", "--answer", answer)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: cannot read {answer!r}: {reason}; "
+        "try 0.5 GiB, 536,870,912, 2*32*8*128*4096*2 or 75%\n"
+    )
+
+
+def test_quiz_grades_an_overflowing_answer_and_goes_on(tmp_path):
+    db = tmp_path / "k.db"
+    args = ["quiz", "--db", str(db), "--bank", str(BANK_QUIZ), "--topic", "quiz-fixture"]
+    result = run(*args, *NOW, "--max", "1", input="1e303\n\n")
+    assert result.exit_code == 0
+    assert "Wrong.\nYou gave 1e303; the answer is 2 MiB. Give the unit too.\n" in result.stdout
+    assert "1 answered: 0 right, 1 wrong; 40 s." in result.stdout
+
+
+@cache
+def _builtin_instances():
+    """Two draws of every built-in question, numeric ones first."""
+    from drill.bank import load_default_bank
+    from drill.instance import make_instance
+
+    questions = sorted(load_default_bank(cached=False), key=lambda q: q.kind != "numeric")
+    return [make_instance(q, seed) for q in questions for seed in (0, 1)]
+
+
+_UNITS = ["", " GiB", " GB", "GiB", " MiB", " KiB", " B", " bytes", " Gb", " bits", " %",
+          " ms", " us", " s", " ns", " h", " TB/s", " GB/s", " Gbps", " TFLOPS", " TFLOP",
+          " PFLOP/s", " FLOP/B", " tokens", " tokens/s", " requests", "x", " per request"]  # fmt: skip
+_FLOAT_TEXT = st.builds(
+    lambda x, form, unit: format(x, form) + unit,
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["", "g", "e", ".3e", "f", ",", "_"]),
+    st.sampled_from(_UNITS),
+)
+_EXPR_TEXT = st.builds(
+    lambda a, op, b, unit: f"{a}{op}{b}{unit}",
+    st.sampled_from(["1e308", "2", "10", "1e-320", "-1e308", "0", "9**9", "2**1000", "1e15"]),
+    st.sampled_from(["*", "/", "**", "+", "-", "//", "%", " x 10^"]),
+    st.sampled_from(["1e308", "10", "0", "-3", "1000", "0.5", "1e-300", "307", "400"]),
+    st.sampled_from(_UNITS),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.data(), st.one_of(st.text(max_size=80), _FLOAT_TEXT, _EXPR_TEXT))
+def test_grading_any_text_gives_a_verdict(data, text):
+    instance = data.draw(st.sampled_from(_builtin_instances()))
+    try:
+        verdict = grade(instance, text, duration_ms=1000)
+    except AnswerError:
+        return
+    assert verdict.rating in (1, 2, 3, 4)
+    assert verdict.value is None or math.isfinite(verdict.value)
