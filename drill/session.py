@@ -38,6 +38,7 @@ from drill.srs import (
     retrievability,
     review_row,
 )
+from drill.text import valid_text
 
 RATING_NAMES = {1: "again", 2: "hard", 3: "good", 4: "easy"}
 LEARNING_STATES = (1, 3)  # fsrs.State.Learning, fsrs.State.Relearning
@@ -429,7 +430,7 @@ class _Session:
             "reviewed_at": iso(now),
             "rating": rating,
             "correct": None if correct is None else int(correct),
-            "answer": text,
+            "answer": valid_text(text),  # storable even if the reader let a surrogate by
             "seed": instance.seed,
             "params": json.dumps(instance.params, sort_keys=True),
             "expected": instance.expected,

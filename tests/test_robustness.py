@@ -8,6 +8,7 @@ and the same question again.
 from __future__ import annotations
 
 import math
+from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
 
@@ -123,3 +124,80 @@ def test_grading_any_text_gives_a_verdict(data, text):
         return
     assert verdict.rating in (1, 2, 3, 4)
     assert verdict.value is None or math.isfinite(verdict.value)
+
+
+# --------------------------------------------------------------------------- 2. typed input
+
+
+def quiz(db: Path, data: bytes, *extra: str):
+    args = ["quiz", "--db", str(db), "--bank", str(BANK_QUIZ), "--topic", "quiz-fixture"]
+    return run(*args, *NOW, *extra, input=data)
+
+
+def stored_answers(db: Path) -> list[str]:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return [row[0] for row in conn.execute("select answer from reviews order by reviewed_at")]
+    finally:
+        conn.close()
+
+
+def test_quiz_stores_a_concept_answer_that_is_not_utf8(tmp_path):
+    db = tmp_path / "k.db"
+    result = quiz(db, b"s\n\xff\xfe x weights\n\nq\n", "--max", "2")
+    assert result.exit_code == 0
+    assert "  [x] every step reads all the weights\n" in result.stdout
+    assert "1 answered: 1 right, 0 wrong, 1 skipped; 1 min." in result.stdout
+    assert stored_answers(db) == ["\ufffd\ufffd x weights"]
+
+
+def test_quiz_asks_again_after_bytes_that_are_not_utf8(tmp_path):
+    db = tmp_path / "k.db"
+    result = quiz(db, b"\xff\xfe GiB\n2 MiB\n\n", "--max", "1")
+    assert result.exit_code == 0
+    assert (
+        "> Cannot read '\ufffd\ufffd GiB': cannot read '\ufffd\ufffd' as arithmetic; "
+        "try 0.5 GiB, 536,870,912, 2*32*8*128*4096*2 or 75%\n"
+        "> Right: 2 MiB (2,097,152 bytes).\n"
+    ) in result.stdout
+    assert stored_answers(db) == ["2 MiB"]
+
+
+def test_quiz_keeps_64_kib_of_an_over_long_line_and_asks_again(tmp_path):
+    db = tmp_path / "k.db"
+    result = quiz(db, b"7" * 100_000 + b"\n2 MiB\n\n", "--max", "1")
+    assert result.exit_code == 0
+    assert (
+        "> That answer is too long (65,536 characters; at most 2,000); "
+        "try 0.5 GiB, 536,870,912, 2*32*8*128*4096*2 or 75%\n"
+        "> Right: 2 MiB (2,097,152 bytes).\n"
+    ) in result.stdout
+
+
+def test_input_lines_from_a_text_stream_lose_their_surrogates():
+    import io
+
+    from drill.commands.quiz import read_input_line
+
+    stream = io.StringIO("a\udcff b\n" + "x" * 70_000 + "\nlast")
+    assert read_input_line(stream) == "a\ufffd b\n"
+    assert read_input_line(stream) == "x" * 65_536
+    assert read_input_line(stream) == "last"
+    assert read_input_line(stream) is None
+
+
+def test_a_session_never_stores_a_lone_surrogate(tmp_path):
+    from drill.bank import load_bank
+    from drill.session import SessionIO, SessionOptions, run_session
+    from drill.store import open_db
+
+    lines = iter(["s", "\udcff weights", "", "q"])
+    clock = datetime(2026, 11, 2, 8, tzinfo=timezone.utc)
+    db = open_db(tmp_path / "k.db")
+    bank = load_bank([BANK_QUIZ])
+    io_ = SessionIO(lambda: next(lines, None), lambda text: None, lambda: clock)
+    run_session(db, bank, SessionOptions(topic="quiz-fixture", seed=1, fuzz=False), io_)
+    db.conn.close()
+    assert stored_answers(tmp_path / "k.db") == ["\ufffd weights"]

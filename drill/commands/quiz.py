@@ -21,8 +21,7 @@ def _clock_and_reader(now_text: str | None, tick_s: float):
 
     def read_raw() -> str | None:
         # sys.stdin at call time: click's test runner swaps it, a pipe or a TTY both work
-        line = sys.stdin.readline()
-        return line if line else None
+        return read_input_line(sys.stdin)
 
     if now_text is None:
         return (lambda: datetime.now(timezone.utc)), read_raw, None
@@ -34,6 +33,28 @@ def _clock_and_reader(now_text: str | None, tick_s: float):
         return read_raw()
 
     return (lambda: clock[0]), read_ticking, start.tzinfo
+
+
+# the most of one typed line the quiz keeps; the rest of a longer line is read and dropped
+MAX_LINE_BYTES = 64 * 1024
+
+
+def read_input_line(stream) -> str | None:
+    """One line of input, None at its end; at most MAX_LINE_BYTES of it are kept.
+
+    Bytes are read and decoded here, so input that is not UTF-8 gives U+FFFD
+    characters rather than text that cannot be stored or printed.
+    """
+    from drill.text import valid_text
+
+    raw = getattr(stream, "buffer", None)
+    source = stream if raw is None else raw  # text-only streams decode for themselves
+    line = rest = source.readline(MAX_LINE_BYTES)
+    while rest and rest[-1:] not in ("\n", b"\n"):
+        rest = source.readline(MAX_LINE_BYTES)  # drop the rest of an over-long line
+    if not line:
+        return None
+    return valid_text(line) if raw is None else line.decode("utf-8", errors="replace")
 
 
 @contextmanager
