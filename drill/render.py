@@ -2,9 +2,11 @@
 
 A spec is a unit symbol or dimension that `drill.units.format_quantity`
 understands (`GiB`, `ms`, `TB/s`, `%`, `bytes`) or else a Python number format
-(`,`, `.2f`). Without a spec an int is written with thousands separators
-(536,870,912) and a float to 4 significant figures (0.5, 3.142, 12,346).
-Only names are looked up, never attributes or indexes, and nothing is evaluated.
+(`,`, `.2f`) whose width is at most MAX_FORMAT_WIDTH (40) and precision at most
+MAX_FORMAT_PRECISION (20), so one placeholder cannot fill a screen (or memory).
+Without a spec an int is written with thousands separators (536,870,912) and a
+float to 4 significant figures (0.5, 3.142, 12,346). Only names are looked up,
+never attributes or indexes, and nothing is evaluated.
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ from drill.errors import BankError
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DEFAULT_FLOAT_DIGITS = 4
+MAX_FORMAT_WIDTH = 40
+MAX_FORMAT_PRECISION = 20
+# Python's format spec: [[fill]align][sign][z][#][0][width][grouping][.precision][type]
+_FORMAT_SPEC = re.compile(
+    r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d*))?[a-zA-Z%]?",
+    re.DOTALL,
+)
 
 Value = int | float | str
 
@@ -49,6 +58,22 @@ def _parse(inner: str, template: str) -> Placeholder:
     return Placeholder(name, spec.strip() if sep else None)
 
 
+def spec_size_problem(spec: str) -> str | None:
+    """Why a number format's width or precision is too large to use, or None."""
+    match = _FORMAT_SPEC.fullmatch(spec)
+    if match is None:
+        # not a format this reader knows; still, no number in it may be large
+        if any(len(n) > 2 or int(n) > MAX_FORMAT_WIDTH for n in re.findall(r"\d+", spec)):
+            return f"'{spec}' holds a number larger than {MAX_FORMAT_WIDTH}"
+        return None
+    width, precision = match["width"], match["precision"]
+    if width and (len(width) > 6 or int(width) > MAX_FORMAT_WIDTH):
+        return f"'{spec}' is wider than {MAX_FORMAT_WIDTH} characters"
+    if precision and (len(precision) > 6 or int(precision) > MAX_FORMAT_PRECISION):
+        return f"'{spec}' asks for more than {MAX_FORMAT_PRECISION} digits"
+    return None
+
+
 def format_value(value: Value, spec: str | None = None) -> str:
     """One value as text, by the rules in this module's docstring."""
     if isinstance(value, bool):
@@ -65,6 +90,9 @@ def format_value(value: Value, spec: str | None = None) -> str:
         from drill.units import format_quantity
 
         return format_quantity(value, spec)
+    too_large = spec_size_problem(spec)
+    if too_large:
+        raise BankError(too_large)
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         # a whole number computed by division shows as 12,345, not 12,345.0
         try:
@@ -87,10 +115,31 @@ def check_spec(spec: str | None) -> str | None:
     """Why `spec` could never format a number, or None when it can."""
     if spec is None or spec == "" or _is_unit(spec):
         return None
+    too_large = spec_size_problem(spec)
+    if too_large:
+        return too_large
     try:
         format(1.5, spec)
     except ValueError:
         return f"'{spec}' is neither a unit symbol nor a number format"
+    return None
+
+
+def template_problem(template: str) -> str | None:
+    """Why a template's number formats are too large to render, or None (schema check).
+
+    Malformed braces and unknown names are left to `kvdrill bank lint` and `render`,
+    which know the values a template may use.
+    """
+    try:
+        found = placeholders(template)
+    except BankError:
+        return None
+    for placeholder in found:
+        if placeholder.spec and not _is_unit(placeholder.spec):
+            problem = spec_size_problem(placeholder.spec)
+            if problem:
+                return f"{{{placeholder.name}:{placeholder.spec}}}: {problem}"
     return None
 
 

@@ -19,6 +19,12 @@ a unit symbol understood by `drill.units.format_quantity` (`GiB`, `ms`, `bytes`,
 ...) or a Python number format (`,`, `.2f`). `{{` and `}}` are literal braces.
 Expressions (`answer`, `derived`, misconception `expr`) are evaluated by
 `drill.expr`, never by Python.
+
+Bounds, so that a bank that loads can always be drawn, shown and stored: every
+number a param can draw is finite and at most MAX_PARAM_ABS (1e15) in size; a
+range holds at most MAX_RANGE_VALUES (1,000,000) values; a number format in a
+template is at most 40 characters wide with at most 20 digits of precision
+(`drill.render`); a tolerance is finite and not negative, and `sig` is 1 to 15.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 # until then; the pydantic names they mention (Field, Tag, Param, ...) are put
 # into this module's namespace by `_define_validation_names` just before
 # pydantic reads them.
+import math
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -67,15 +74,53 @@ Unit = Literal[
 _CONFIG = {"extra": "forbid"}
 _record = dataclass(frozen=True, kw_only=True)
 
+MAX_PARAM_ABS = 10**15
+MAX_RANGE_VALUES = 1_000_000
+MAX_TOLERANCE_SIG = 15
+
+
+def _param_number(value: float, what: str = "") -> float:
+    """A number a param may draw: finite and at most MAX_PARAM_ABS in size."""
+    if not math.isfinite(value):
+        raise ValueError(f"{what}{value} is not a finite number")
+    if abs(value) > MAX_PARAM_ABS:
+        shown = f"{value:.6g}".replace("e+", "e")
+        raise ValueError(f"{what}{shown} is too large: a param is at most 1e15 in size")
+    return value
+
+
+def _param_choices(choices: list[int | float | str]) -> list[int | float | str]:
+    for choice in choices:
+        if not isinstance(choice, str):
+            _param_number(choice, "the choice ")
+    return choices
+
+
+def _template(text: str) -> str:
+    """Template text whose number formats are small enough to render."""
+    from drill.render import template_problem
+
+    problem = template_problem(text)
+    if problem:
+        raise ValueError(problem)
+    return text
+
 
 @_record
 class RangeParam:
-    """An integer (or float) drawn uniformly from `range` (inclusive) in `step`s."""
+    """An integer (or float) drawn uniformly from `range` (inclusive) in `step`s.
+
+    Both ends and the step are finite and at most 1e15 in size; the range holds at
+    most 1,000,000 values.
+    """
 
     __pydantic_config__ = _CONFIG
 
-    range: tuple[float, float]
-    step: float = 1
+    range: tuple[
+        Annotated[float, AfterValidator(_param_number)],
+        Annotated[float, AfterValidator(_param_number)],
+    ]
+    step: Annotated[float, AfterValidator(_param_number)] = 1
 
     def __post_init__(self) -> None:
         lo, hi = self.range
@@ -83,15 +128,23 @@ class RangeParam:
             raise ValueError(f"range [{lo}, {hi}] is empty")
         if self.step <= 0:
             raise ValueError("step must be positive")
+        if (hi - lo) / self.step >= MAX_RANGE_VALUES:
+            raise ValueError(
+                f"range [{lo:g}, {hi:g}] in steps of {self.step:g} holds more than "
+                f"{MAX_RANGE_VALUES:,} values; use a larger step"
+            )
 
 
 @_record
 class ChoiceParam:
-    """One value drawn from `choices` (numbers, or strings for display-only params)."""
+    """One value drawn from `choices` (numbers, or strings for display-only params).
+
+    Numbers are finite and at most 1e15 in size.
+    """
 
     __pydantic_config__ = _CONFIG
 
-    choices: Annotated[list[int | float | str], Field(min_length=1)]
+    choices: Annotated[list[int | float | str], Field(min_length=1), AfterValidator(_param_choices)]
 
 
 @_record
@@ -130,7 +183,10 @@ def _param_kind(value: object) -> str | None:
 
 @_record
 class Tolerance:
-    """How close an answer must be. Exactly one of rel, abs, sig; default 1 % relative."""
+    """How close an answer must be. Exactly one of rel, abs, sig; default 1 % relative.
+
+    rel and abs are finite and not negative; sig (significant figures) is 1 to 15.
+    """
 
     __pydantic_config__ = _CONFIG
 
@@ -142,6 +198,13 @@ class Tolerance:
         given = [v for v in (self.rel, self.abs, self.sig) if v is not None]
         if len(given) != 1:
             raise ValueError("tolerance needs exactly one of rel, abs, sig")
+        for name, value in (("rel", self.rel), ("abs", self.abs)):
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"tolerance {name} must be a finite number >= 0, not {value}")
+        if self.sig is not None and not 1 <= self.sig <= MAX_TOLERANCE_SIG:
+            raise ValueError(
+                f"tolerance sig must be 1 to {MAX_TOLERANCE_SIG} figures, not {self.sig}"
+            )
 
 
 @_record
@@ -156,7 +219,7 @@ class Misconception:
 
     id: Annotated[str, Field(pattern=ID_PATTERN)]
     expr: str
-    feedback: str | None = None
+    feedback: Annotated[str, AfterValidator(_template)] | None = None
 
 
 @_record
@@ -184,6 +247,9 @@ class _Question:
 @_record
 class NumericQuestion(_Question):
     kind: Literal["numeric"]
+    # the texts rendered with each draw's numbers (also `hint` and misconception feedback)
+    prompt: Annotated[str, Field(min_length=1), AfterValidator(_template)]
+    explanation: Annotated[str, AfterValidator(_template)] | None = None
     params: dict[Annotated[str, Field(pattern=NAME_PATTERN)], Param] = field(default_factory=dict)
     # name -> expression over params and earlier derived names, in order
     derived: dict[Annotated[str, Field(pattern=NAME_PATTERN)], str] = field(default_factory=dict)
@@ -192,9 +258,9 @@ class NumericQuestion(_Question):
     # the unit symbol the expected value is shown in (e.g. GiB, ms); default: best fit
     show_as: str | None = None
     tolerance: Tolerance = Tolerance(rel=0.01)
-    solution: Annotated[list[str], Field(min_length=1)]
+    solution: Annotated[list[Annotated[str, AfterValidator(_template)]], Field(min_length=1)]
     misconceptions: list[Misconception] = field(default_factory=list)
-    hint: str | None = None
+    hint: Annotated[str, AfterValidator(_template)] | None = None
 
 
 @_record

@@ -78,5 +78,23 @@ def _construct_seq(loader: LineLoader, node: yaml.SequenceNode):
     data.extend(loader.construct_object(child, deep=False) for child in node.value)
 
 
+# Bank numbers are small; a longer integer is refused before Python converts it
+# (which it would refuse past 4,300 digits, with an error that names no line).
+MAX_INT_DIGITS = 100
+
+
+def _construct_int(loader: LineLoader, node: yaml.ScalarNode) -> int:
+    digits = sum(ch.isdigit() for ch in str(node.value))
+    if digits > MAX_INT_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"an integer of {digits:,} digits is too long (at most {MAX_INT_DIGITS})",
+            node.start_mark,
+        )
+    return loader.construct_yaml_int(node)
+
+
+LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)

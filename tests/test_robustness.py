@@ -201,3 +201,159 @@ def test_a_session_never_stores_a_lone_surrogate(tmp_path):
     run_session(db, bank, SessionOptions(topic="quiz-fixture", seed=1, fuzz=False), io_)
     db.conn.close()
     assert stored_answers(tmp_path / "k.db") == ["\ufffd weights"]
+
+
+# --------------------------------------------------------------------------- 3. bank bounds
+
+
+def write_bank(folder: Path, param: str, prompt: str = "How much is {a}?", more: str = "") -> str:
+    """A one-question bank with param `a` on line 8; returns its name (relative to folder)."""
+    (folder / "evil.yaml").write_text(
+        "deck: evil\n"
+        "questions:\n"
+        "  - id: fx-evil\n"
+        "    kind: numeric\n"
+        "    topic: evil-only\n"
+        f'    prompt: "{prompt}"\n'
+        "    params:\n"
+        f"      a: {param}\n"
+        "    answer: a\n"
+        "    unit: count\n"
+        "    solution:\n"
+        '      - "It is {a}."\n' + more,
+        encoding="utf-8",
+    )
+    return "evil.yaml"
+
+
+BOUNDS = [
+    ("{range: [1, 1e19]}", "params.a.range[1]: 1e19 is too large: a param is at most 1e15 in size"),
+    (
+        "{range: [1, 1e308]}",
+        "params.a.range[1]: 1e308 is too large: a param is at most 1e15 in size",
+    ),
+    (
+        "{range: [-1e16, 1]}",
+        "params.a.range[0]: -1e16 is too large: a param is at most 1e15 in size",
+    ),
+    ("{range: [1, .inf]}", "params.a.range[1]: inf is not a finite number"),
+    ("{range: [.nan, 1]}", "params.a.range[0]: nan is not a finite number"),
+    ("{range: [1, 2], step: .nan}", "params.a.step: nan is not a finite number"),
+    (
+        "{range: [1, 2], step: 1e-300}",
+        "params.a: range [1, 2] in steps of 1e-300 holds more than 1,000,000 values; "
+        "use a larger step",
+    ),
+    (
+        "{range: [0, 1000000]}",
+        "params.a: range [0, 1e+06] in steps of 1 holds more than 1,000,000 values; "
+        "use a larger step",
+    ),
+    ("{choices: [2, .inf]}", "params.a.choices: the choice inf is not a finite number"),
+    (
+        "{choices: [20000000000000000000]}",
+        "params.a.choices: the choice 2e19 is too large: a param is at most 1e15 in size",
+    ),
+]
+
+
+@pytest.mark.parametrize(("param", "message"), BOUNDS)
+def test_bank_lint_refuses_params_beyond_the_bounds(tmp_path, monkeypatch, param, message):
+    monkeypatch.chdir(tmp_path)
+    result = run("bank", "lint", write_bank(tmp_path, param))
+    assert result.exit_code == 1
+    assert result.stdout == f"evil.yaml:8: fx-evil: {message}\n"
+    assert result.stderr == "1 problem in 1 file\n"
+
+
+@pytest.mark.parametrize(("param", "message"), BOUNDS[:3])
+def test_ask_and_quiz_refuse_a_bank_beyond_the_bounds(tmp_path, monkeypatch, param, message):
+    monkeypatch.chdir(tmp_path)
+    name = write_bank(tmp_path, param)
+    asked = run("ask", "fx-evil", "--seed", "1", "--bank", name)
+    assert (asked.exit_code, asked.stdout) == (1, "")
+    assert asked.stderr == f"Error: evil.yaml:8: fx-evil: {message}\n"
+    quizzed = run("quiz", "--db", "k.db", "--bank", name, "--topic", "evil-only", input="1\n\n")
+    assert (quizzed.exit_code, quizzed.stderr) == (1, asked.stderr)
+
+
+def test_bank_lint_refuses_an_integer_of_4400_digits(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("bank", "lint", write_bank(tmp_path, "{choices: [1" + "0" * 4400 + "]}"))
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "evil.yaml:8: YAML syntax error: an integer of 4,401 digits is too long (at most 100)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("prompt", "more", "line", "message"),
+    [
+        (
+            "How much is {a:>100000000}?", "", 6,
+            "prompt: {a:>100000000}: '>100000000' is wider than 40 characters",
+        ),
+        ("How much is {a:.500f}?", "", 6, "prompt: {a:.500f}: '.500f' asks for more than 20 digits"),
+        ("How much is {a:,.21f}?", "", 6, "prompt: {a:,.21f}: ',.21f' asks for more than 20 digits"),
+        (
+            "How much is {a}?", '      - "{a:x^41}"\n', 13,
+            "solution[1]: {a:x^41}: 'x^41' is wider than 40 characters",
+        ),
+        (
+            "How much is {a}?", '    hint: "{a:099999999999999999999}"\n', 13,
+            "hint: {a:099999999999999999999}: '099999999999999999999' is wider than 40 characters",
+        ),
+    ],
+)  # fmt: skip
+def test_bank_lint_refuses_huge_number_formats(tmp_path, monkeypatch, prompt, more, line, message):
+    monkeypatch.chdir(tmp_path)
+    result = run("bank", "lint", write_bank(tmp_path, "{choices: [3]}", prompt, more))
+    assert result.exit_code == 1
+    assert result.stdout == f"evil.yaml:{line}: fx-evil: {message}\n"
+
+
+def test_rendering_refuses_a_huge_width_even_without_the_schema():
+    from drill.errors import BankError
+    from drill.render import format_value, render
+
+    with pytest.raises(BankError, match=r"^'>100000000' is wider than 40 characters$"):
+        format_value(3, ">100000000")
+    assert render("{a:>40}|", {"a": 3}) == " " * 39 + "3|"
+
+
+@pytest.mark.parametrize(
+    ("tolerance", "message"),
+    [
+        ("{sig: -1000000}", "tolerance sig must be 1 to 15 figures, not -1000000"),
+        ("{sig: 0}", "tolerance sig must be 1 to 15 figures, not 0"),
+        ("{rel: .nan}", "tolerance rel must be a finite number >= 0, not nan"),
+        ("{abs: -1}", "tolerance abs must be a finite number >= 0, not -1.0"),
+    ],
+)
+def test_bank_lint_refuses_tolerances_the_grader_cannot_use(
+    tmp_path, monkeypatch, tolerance, message
+):
+    monkeypatch.chdir(tmp_path)
+    result = run(
+        "bank", "lint", write_bank(tmp_path, "{choices: [3]}", more=f"    tolerance: {tolerance}\n")
+    )
+    assert result.exit_code == 1
+    assert result.stdout == f"evil.yaml:13: fx-evil: tolerance: {message}\n"
+
+
+def test_an_answer_beyond_64_bits_is_stored_as_a_float(tmp_path, monkeypatch):
+    import sqlite3
+
+    monkeypatch.chdir(tmp_path)
+    name = write_bank(tmp_path, "{choices: [1000000000000000]}", "What is {a} cubed?")
+    text = (tmp_path / name).read_text(encoding="utf-8").replace("answer: a\n", "answer: a**3\n")
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    assert run("bank", "lint", name).exit_code == 0
+    result = run(
+        "quiz", "--db", "k.db", "--bank", name, "--topic", "evil-only", *NOW, input="1e45\n\n"
+    )
+    assert result.exit_code == 0
+    assert "> Right: 1e45.\n" in result.stdout
+    conn = sqlite3.connect(tmp_path / "k.db")
+    assert conn.execute("select answer, expected from reviews").fetchall() == [("1e45", 1e45)]
+    conn.close()
