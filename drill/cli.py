@@ -3,13 +3,19 @@
 Each command lives in its own module under `drill.commands` and is imported
 only when it runs, so `kvdrill kv` never pays for sqlite_utils and no command
 on the quiz path pays for torch. Code below the CLI raises `KvdrillError`;
-this module turns it into `Error: ...` and exit status 1.
+this module turns it, and any SQLite or output error, into one line
+`Error: ...` and exit status 1. Nothing reaches the user as a traceback:
+an unexpected exception is reported in one line too (KVDRILL_DEBUG=1 shows it
+whole).
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
+import os
+import sys
 
 import click
 
@@ -27,8 +33,42 @@ COMMANDS: dict[str, str] = {
     "stats": "drill.commands.stats:stats",
     "export": "drill.commands.history:export_cmd",
     "import": "drill.commands.history:import_cmd",
+    "backup": "drill.commands.maintenance:backup_cmd",
+    "restore": "drill.commands.maintenance:restore_cmd",
+    "doctor": "drill.commands.maintenance:doctor_cmd",
     "engine": "drill.commands.engine:engine",
 }
+
+DEBUG_ENV = "KVDRILL_DEBUG"
+
+
+class OutputClosed(Exception):
+    """Standard output was closed by its reader (a broken pipe): stop quietly."""
+
+
+def describe_error(exc: Exception) -> str | None:
+    """The one-line message for an exception escaping a command; None for a closed pipe."""
+    if isinstance(exc, KvdrillError):
+        return str(exc)
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.Error):
+        from drill.store import describe_sqlite_error
+
+        return describe_sqlite_error(exc)
+    if isinstance(exc, BrokenPipeError):
+        return None
+    if isinstance(exc, OSError):
+        if exc.filename:
+            return f"cannot use {exc.filename}: {exc.strerror or exc}"
+        return f"cannot write to standard output: {exc.strerror or exc}"
+    if isinstance(exc, MemoryError):
+        return "out of memory; the input is too large"
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply"
+    return (
+        f"internal error ({type(exc).__name__}: {str(exc)[:200]}); please report it with the "
+        f"command that caused it ({DEBUG_ENV}=1 shows the traceback)"
+    )
 
 
 class LazyGroup(click.Group):
@@ -52,8 +92,15 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except KvdrillError as exc:
-            raise click.ClickException(str(exc)) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get(DEBUG_ENV) and not isinstance(exc, KvdrillError):
+                raise
+            message = describe_error(exc)
+            if message is None:
+                raise OutputClosed() from None
+            raise click.ClickException(message) from None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,5 +109,29 @@ def cli() -> None:
     """Drill KV-cache math and LLM-serving concepts, and measure them on your machine."""
 
 
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so exit does not fail flushing it again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main() -> None:
-    cli(prog_name="kvdrill")
+    status: int | str | None = 0
+    try:
+        cli(prog_name="kvdrill")  # standalone: ends with SystemExit
+    except SystemExit as exc:
+        status = exc.code
+    except OutputClosed:
+        _silence_stdout()
+        status = 1
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            click.echo(f"Error: cannot write to standard output: {exc.strerror}", err=True)
+        _silence_stdout()
+        status = status or 1
+    sys.exit(status)

@@ -42,12 +42,23 @@ def test_run_tiny_json_is_stored_and_shown_back(tmp_path):
 
 
 def test_show_without_a_run_is_one_line_error(tmp_path):
+    open_db(tmp_path / "empty.db").conn.close()
     out = invoke("show", "--db", str(tmp_path / "empty.db"))
     assert out.exit_code == 1
     assert out.output == (
         "Error: no engine run stored yet; run `kvdrill engine run` (--quick: about a minute)\n"
     )
 
+
+
+def test_show_without_a_database_creates_none(tmp_path):
+    out = invoke("show", "--db", str(tmp_path / "none.db"))
+    assert out.exit_code == 1
+    assert out.output == (
+        f"Error: no database at {tmp_path / 'none.db'}; "
+        "`kvdrill quiz` or `kvdrill import` creates one\n"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 def test_show_of_an_incomplete_stored_run_is_one_line_error(tmp_path):
     from datetime import datetime, timezone

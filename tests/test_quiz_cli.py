@@ -13,7 +13,7 @@ from drill.cli import cli
 from drill.engine_runs import save_engine_run
 from drill.evidence import HOW_TO_MEASURE
 from drill.srs import iso
-from drill.store import SCHEMA_VERSION, open_db
+from drill.store import APPLICATION_ID, SCHEMA_VERSION, open_db
 
 BANK_DIR = Path(__file__).parent / "banks_quiz"
 REPO = Path(__file__).resolve().parent.parent
@@ -180,6 +180,7 @@ def test_a_database_from_a_newer_kvdrill_is_refused_untouched(tmp_path):
     db = tmp_path / "k.db"
     conn = sqlite3.connect(db)
     conn.execute("create table cards (question_id text)")
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.commit()
     conn.close()

@@ -3,7 +3,7 @@ import sqlite3
 import pytest
 
 from drill.errors import StoreError
-from drill.store import SCHEMA_VERSION, migrations, open_db
+from drill.store import APPLICATION_ID, SCHEMA_VERSION, migrations, open_db
 
 
 def test_new_database_has_tables_wal_and_version(tmp_path):
@@ -34,6 +34,7 @@ def test_corrupt_file_is_refused_untouched(tmp_path):
 def test_newer_schema_is_refused_untouched(tmp_path):
     path = tmp_path / "k.db"
     conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
     before = path.read_bytes()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from drill.commands.options import db_option, open_database
 from drill.errors import EngineError
 
 INSTALL_HINT = (
@@ -18,9 +19,7 @@ INSTALL_HINT = (
     "or the build for your GPU from pytorch.org"
 )
 
-_db_option = click.option(
-    "--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), help="Database file."
-)
+_db_option = db_option()
 
 
 @click.group()
@@ -90,7 +89,6 @@ def run_cmd(
 
     from drill.engine_runs import save_engine_run
     from drill.srs import iso
-    from drill.store import open_db
     from engine_check.config import canonical_dtype, check_device_name
 
     # bad names fail before torch loads or anything is measured
@@ -98,7 +96,7 @@ def run_cmd(
     if dtype.strip().lower() != "auto":
         canonical_dtype(dtype, "cpu")
     _import_torch()
-    db = open_db(db_path)  # a bad database fails now, not after the run
+    db = open_database(db_path, write=True)  # a bad database fails now, not after the run
 
     import torch
 
@@ -128,10 +126,9 @@ def run_cmd(
 def show_cmd(as_json: bool, db_path: Path | None) -> None:
     """Print the latest stored engine run (the same object `engine run --json` printed)."""
     from drill.engine_runs import latest_engine_run
-    from drill.store import open_db
     from engine_check.report import render_text
 
-    result = latest_engine_run(open_db(db_path))
+    result = latest_engine_run(open_database(db_path, write=False))
     if result is None:
         raise EngineError(
             "no engine run stored yet; run `kvdrill engine run` (--quick: about a minute)"

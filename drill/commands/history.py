@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from drill.commands.options import db_option
+from drill.commands.options import db_option, open_database
 
 FORMAT_HELP = """
 \b
@@ -63,21 +63,20 @@ bad record stops the import with FILE:LINE and nothing from the file is imported
 )
 @db_option()
 def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> None:
-    from drill.errors import KvdrillError
     from drill.history import iter_records, write_records
-    from drill.store import open_db
+    from drill.outfile import atomic_output, protected_files, refuse_protected
 
     if fmt is None:
         fmt = "csv" if output is not None and output.suffix.lower() == ".csv" else "jsonl"
-    db = open_db(db_path)
+    protected = protected_files(db_path)
+    if output is not None:
+        refuse_protected(output, protected)  # before the database is even opened
+    db = open_database(db_path, write=False)
     if output is None:
         write_records(iter_records(db), sys.stdout, fmt)
         return
-    try:
-        with output.open("w", encoding="utf-8", newline="") as out:
-            count = write_records(iter_records(db), out, fmt)
-    except OSError as exc:
-        raise KvdrillError(f"cannot write {output}: {exc.strerror}") from None
+    with atomic_output(output, protected) as out:
+        count = write_records(iter_records(db), out, fmt)
     click.echo(f"Exported {count} reviews to {output}.", err=True)
 
 
@@ -93,9 +92,8 @@ def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> No
 def import_cmd(file: Path, fmt: str | None, db_path: Path | None) -> None:
     from drill.history import import_history
     from drill.srs import make_scheduler
-    from drill.store import open_db
 
-    db = open_db(db_path)
+    db = open_database(db_path, write=True)
     result = import_history(db, file, make_scheduler(), fmt=fmt)
     present = result.read - result.added
     click.echo(

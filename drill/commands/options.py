@@ -42,3 +42,13 @@ def parse_now(text: str | None) -> datetime:
     except ValueError:
         raise click.BadParameter(f"not an ISO-8601 time: {text!r}", param_hint="--now") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def open_database(db_path: Path | None, *, write: bool, now: datetime | None = None):
+    """The database for a command (see drill.store.open_db); backup trouble is a warning."""
+    from drill.store import open_db
+
+    def warn(message: str) -> None:
+        click.echo(f"Warning: {message}", err=True)
+
+    return open_db(db_path, write=write, now=now, warn=warn)

@@ -6,7 +6,13 @@ from contextlib import contextmanager
 
 import click
 
-from drill.commands.options import bank_option, db_option, now_option, parse_now
+from drill.commands.options import (
+    bank_option,
+    db_option,
+    now_option,
+    open_database,
+    parse_now,
+)
 
 
 def _clock_and_reader(now_text: str | None, tick_s: float):
@@ -131,12 +137,11 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, now
     with _sigint_for_main_thread_only():
         from drill.bank import load_default_bank
         from drill.session import SessionIO, SessionOptions, run_session
-        from drill.store import open_db
 
     now, read_line, tz = _clock_and_reader(now_text, tick_s)
     # the database first: a refused one stops the quiz before anything is
     # written elsewhere (such as the deck cache)
-    db = open_db(db_path)
+    db = open_database(db_path, write=True, now=now())
     options = SessionOptions(
         topic=topic,
         new_limit=new_limit,

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from drill.commands.options import bank_option, db_option, now_option, parse_now
+from drill.commands.options import (
+    bank_option,
+    db_option,
+    now_option,
+    open_database,
+    parse_now,
+)
 
 SHEET_HELP = """Write a mock interview sheet and, separately, its answer key.
 
@@ -30,15 +36,6 @@ with -o and no --key it is written next to the sheet as NAME.key.EXT.
 
 def _key_path_for(output: Path) -> Path:
     return output.with_name(f"{output.stem}.key{output.suffix}")
-
-
-def _write(path: Path, text: str) -> None:
-    from drill.errors import KvdrillError
-
-    try:
-        path.write_text(text, encoding="utf-8", newline="\n")
-    except OSError as exc:
-        raise KvdrillError(f"cannot write {path}: {exc.strerror}") from None
 
 
 @click.command(help=SHEET_HELP, short_help="Write a mock interview sheet and answer key.")
@@ -77,35 +74,43 @@ def _write(path: Path, text: str) -> None:
 @now_option
 def sheet(count, seed, topic, focus, fmt, output, key_path, banks, db_path, now_text) -> None:
     from drill.bank import load_default_bank
+    from drill.errors import KvdrillError
     from drill.instance import make_instance
+    from drill.outfile import protected_files, refuse_protected, write_text
     from drill.session import eligible_questions
     from drill.sheet import RENDERERS, build_documents, choose_questions, weak_weights
 
+    if key_path is None and output is not None:
+        key_path = _key_path_for(output)
+    protected = protected_files(db_path)
+    for path in (output, key_path):
+        if path is not None:
+            refuse_protected(path, protected)
+    if output is not None and key_path is not None and output.resolve() == key_path.resolve():
+        raise KvdrillError(f"the sheet and its key would both be written to {output}")
     questions = eligible_questions(load_default_bank(banks), topic)
     if seed is None:
         seed = secrets.randbelow(2**31)
     weights = None
     if focus == "weak":
         from drill.stats import question_figures
-        from drill.store import open_db
 
-        db = open_db(db_path)
+        now = parse_now(now_text).astimezone(timezone.utc)
+        db = open_database(db_path, write=False, now=now)
         topics = {q.id: q.topic for q in questions}
-        weights = weak_weights(question_figures(db, parse_now(now_text).astimezone(timezone.utc), topics))
+        weights = weak_weights(question_figures(db, now, topics))
     chosen = choose_questions(questions, count, seed, weights=weights)
     sheet_doc, key_doc = build_documents(chosen, seed, make_instance)
 
     if fmt is None:
         fmt = "html" if output is not None and output.suffix.lower() in (".html", ".htm") else "md"
     render = RENDERERS[fmt]
-    if key_path is None and output is not None:
-        key_path = _key_path_for(output)
     if output is None:
         click.echo(render(sheet_doc), nl=False)
     else:
-        _write(output, render(sheet_doc))
+        write_text(output, render(sheet_doc), protected)
     if key_path is not None:
-        _write(key_path, render(key_doc))
+        write_text(key_path, render(key_doc), protected)
     where = f"sheet {output}, key {key_path}" if output else f"key {key_path}"
     if key_path is None:
         where = "no key written (add --key FILE)"

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import click
 
-from drill.commands.options import bank_option, db_option, now_option, parse_now
+from drill.commands.options import (
+    bank_option,
+    db_option,
+    now_option,
+    open_database,
+    parse_now,
+)
 
 STATS_HELP = """Show what is due, your streak, a calendar of reviews, retention and weak spots.
 
@@ -64,11 +70,10 @@ def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str
 @now_option
 def stats(as_json: bool, banks: tuple[Path, ...], db_path: Path | None, now_text: str | None):
     from drill.stats import collect_stats, render_text
-    from drill.store import open_db
 
     now = parse_now(now_text).astimezone(timezone.utc)
     topics, names = bank_lookups(banks)
-    db = open_db(db_path)
+    db = open_database(db_path, write=False, now=now)
     figures = collect_stats(db, now, topics=topics, misconception_names=names)
     if as_json:
         click.echo(json.dumps(figures, indent=2))

@@ -1,0 +1,176 @@
+"""`kvdrill backup`, `kvdrill restore` and `kvdrill doctor`: keeping the database safe."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+
+from drill.commands.options import db_option, now_option, open_database, parse_now
+
+BACKUP_HELP = """Copy the database now, into its backups folder or to -o FILE.
+
+kvdrill also backs up by itself: before every schema upgrade and on the first
+write of each UTC day, into the `backups` folder beside the database, keeping
+the newest KVDRILL_BACKUP_KEEP copies (default 10; 0 turns automatic backups
+off). The copy is made with SQLite's online backup API, so a quiz may run
+meanwhile, and is checked before it is written.
+"""
+
+RESTORE_HELP = """Replace the database by a backup, after checking the backup.
+
+FILE must be a sound kvdrill database (integrity check, schema this version
+knows). The database as it was is first saved in the backups folder (reason
+`restore`), so a restore can itself be undone.
+"""
+
+DOCTOR_HELP = """Check the database: integrity, counts, and what --repair would fix.
+
+\b
+--json prints one object:
+  path, size_bytes, kind (kvdrill | unmarked | blank | foreign | damaged | missing),
+  schema_version, integrity ("ok" or a list of SQLite's messages),
+  counts {cards, reviews, sessions, engine_runs}, open_sessions,
+  cardless_questions, wal_bytes, backups [{path, taken_at, reason}],
+  good_backup (newest backup that passes the checks, or null),
+  problems [text], advice [text]: what to do about them,
+  repairs [text]: what --repair would do.
+The exit status is 1 when there is a problem --repair cannot fix.
+"""
+
+
+def _warn(message: str) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
+def _db_path(db_path: Path | None) -> Path:
+    from drill.paths import default_db_path
+
+    return db_path if db_path is not None else default_db_path()
+
+
+@click.command("backup", help=BACKUP_HELP, short_help="Copy the database now.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the copy here instead of the backups folder.",
+)
+@db_option()
+@now_option
+def backup_cmd(output: Path | None, db_path: Path | None, now_text: str | None) -> None:
+    from drill.backup import backup_keep, copy_database, prune_backups, take_backup
+    from drill.errors import StoreError
+    from drill.outfile import protected_files, refuse_protected
+    from drill.store import quick_check
+
+    now = parse_now(now_text).astimezone(timezone.utc)
+    path = _db_path(db_path)
+    if output is not None:
+        refuse_protected(output, protected_files(path))
+        if output.exists() and not output.is_file():
+            raise StoreError(f"cannot write the backup to {output}: not a regular file")
+    conn = open_database(path, write=False, now=now).conn
+    try:
+        problems = quick_check(conn)
+        if problems:
+            raise StoreError(
+                f"{path} is damaged ({problems[0]}); a copy would be too. "
+                f"`kvdrill doctor --db {path}` lists the backups to restore from"
+            )
+        try:
+            if output is None:
+                target = take_backup(conn, path, now, "manual")
+                keep = backup_keep()
+                if keep:
+                    prune_backups(path, keep)
+            else:
+                target = output
+                copy_database(conn, output)
+        except OSError as exc:
+            raise StoreError(f"cannot write the backup: {exc.strerror}") from None
+    finally:
+        conn.close()
+    click.echo(f"Backed up {path} to {target}.")
+
+
+@click.command("restore", help=RESTORE_HELP, short_help="Replace the database by a backup.")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@db_option()
+@now_option
+def restore_cmd(file: Path, db_path: Path | None, now_text: str | None) -> None:
+    from drill.backup import restore_database
+
+    now = parse_now(now_text).astimezone(timezone.utc)
+    path = _db_path(db_path)
+    result = restore_database(path, file, now, warn=_warn)
+    summary = result.summary
+    click.echo(
+        f"Restored {path} from {file}: {summary.reviews} reviews, {summary.cards} cards"
+        + (f", last review {summary.last_review[:10]}" if summary.last_review else "")
+        + "."
+    )
+    if result.saved_as is not None:
+        click.echo(f"The database as it was is saved in {result.saved_as}.")
+
+
+@click.command("doctor", help=DOCTOR_HELP, short_help="Check the database and repair it.")
+@click.option("--repair", is_flag=True, help="Apply the repairs listed (after a backup).")
+@click.option("--quick", is_flag=True, help="quick_check instead of the full integrity_check.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (keys above).")
+@db_option()
+@now_option
+def doctor_cmd(
+    repair: bool, quick: bool, as_json: bool, db_path: Path | None, now_text: str | None
+) -> None:
+    from drill.doctor import diagnose
+    from drill.doctor import repair as apply_repairs
+    from drill.errors import StoreError
+
+    now = parse_now(now_text).astimezone(timezone.utc)
+    path = _db_path(db_path)
+    report = diagnose(path, now, full=not quick)
+    if repair and report.repairs and not report.problems:
+        for line in apply_repairs(path, now):
+            click.echo(f"Repaired: {line}.", err=True)
+        report = diagnose(path, now, full=not quick)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        click.echo(_render(report, now), nl=False)
+    if report.problems:
+        raise StoreError(
+            f"{path}: {len(report.problems)} problem(s) that --repair cannot fix; see above"
+        )
+
+
+def _render(report, now: datetime) -> str:
+    lines = [f"Database  {report.path}"]
+    lines.append(f"Size      {report.size_bytes:,} bytes (write-ahead log {report.wal_bytes:,})")
+    schema = "" if report.schema_version is None else f", schema {report.schema_version}"
+    lines.append(f"Kind      {report.kind}{schema}")
+    if report.kind in ("kvdrill", "unmarked", "damaged") and report.schema_version is not None:
+        lines.append("Integrity " + ("ok" if not report.integrity else report.integrity[0]))
+    if report.counts:
+        lines.append("Holds     " + ", ".join(f"{n:,} {t}" for t, n in report.counts.items()))
+    newest = report.backups[-1] if report.backups else None
+    if newest is None:
+        lines.append("Backups   none yet")
+    else:
+        age = now - newest.taken_at
+        days = age.days
+        lines.append(
+            f"Backups   {len(report.backups)}; newest {newest.path.name} "
+            f"({'today' if days < 1 else f'{days} days ago'})"
+        )
+    for problem in report.problems:
+        lines.append(f"Problem   {problem}")
+    for advice in report.advice:
+        lines.append(f"Advice    {advice}")
+    for fix in report.repairs:
+        lines.append(f"Would     {fix}  (kvdrill doctor --repair)")
+    if not report.problems and not report.repairs:
+        lines.append("All good.")
+    return "\n".join(lines) + "\n"
