@@ -36,7 +36,7 @@ def test_yaml_syntax_error():
         "bad/syntax.yaml:6: YAML syntax error: found unexpected end of stream "
         "(while scanning a quoted scalar)\n"
     )
-    assert result.stderr == "1 problem in 1 file\n"
+    assert result.stderr == "Error: 1 problem in 1 file\n"
 
 
 def test_python_object_tag_is_refused_and_not_run(tmp_path):
@@ -73,7 +73,7 @@ def test_duplicate_ids_across_two_files():
     assert result.stdout == (
         "bad/dup/b.yaml:10: fx-same-id: duplicate id; first defined at bad/dup/a.yaml:3\n"
     )
-    assert result.stderr == "1 problem in 1 file\n"
+    assert result.stderr == "Error: 1 problem in 1 file\n"
 
 
 def test_expression_with_unknown_name():
@@ -127,7 +127,7 @@ def test_semantic_checks_each_name_their_field():
         "bad/lint_semantics.yaml:54: fx-twin-options: options[1]: "
         "'kv  heads' appears twice; the options cannot be told apart",
     ]
-    assert result.stderr == "10 problems in 1 file\n"
+    assert result.stderr == "Error: 10 problems in 1 file\n"
 
 
 def test_a_folder_lists_every_file_problem():
@@ -145,7 +145,7 @@ def test_a_folder_lists_every_file_problem():
         "bad/unknown_name.yaml",
     }
     assert len(lines) == 15
-    assert result.stderr == "15 problems in 6 files\n"
+    assert result.stderr == "Error: 15 problems in 6 files\n"
 
 
 def test_good_bank_passes_with_a_summary():

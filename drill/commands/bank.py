@@ -96,7 +96,7 @@ def lint_cmd(paths: tuple[Path, ...], draws: int) -> None:
             click.echo(str(problem))
         files = len({p.path for p in problems})
         noun = "problem" if len(problems) == 1 else "problems"
-        click.echo(f"{len(problems)} {noun} in {files} file{'s' * (files != 1)}", err=True)
+        click.echo(f"Error: {len(problems)} {noun} in {files} file{'s' * (files != 1)}", err=True)
         raise SystemExit(1)
     numeric = sum(isinstance(q, NumericQuestion) for q in loaded)
     files = len(loaded.files)

@@ -132,6 +132,7 @@ def check(
     if as_json:
         click.echo(json.dumps(verdict_json(instance, answer_text, verdict), indent=2))
         if verdict.status == "unreadable":
+            click.echo(f"Error: {' '.join(verdict.feedback.split())}", err=True)
             raise SystemExit(1)
         return
     if verdict.status == "unreadable":
