@@ -5,16 +5,20 @@ to num_attention_heads), head_dim (wins over hidden_size / num_attention_heads),
 hidden_size, torch_dtype (or dtype), sliding_window with the switches configs carry
 (use_sliding_window, layer_types, sliding_window_pattern, max_window_layers), and
 the MLA fields kv_lora_rank / qk_rope_head_dim. A missing or contradictory field is
-a ConfigError naming it.
+a ConfigError naming it. A file over MAX_CONFIG_BYTES (4 MiB; real ones are a few
+KiB) is refused without reading it all.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from drill.errors import ConfigError
+from drill.json_input import JSONInputError, parse_json
 from drill.kvmath import ModelShape, canonical_dtype, check_count
+from drill.text import printable
+
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 
 def shape_from_config(path: str | Path) -> ModelShape:
@@ -23,23 +27,26 @@ def shape_from_config(path: str | Path) -> ModelShape:
     if path.is_dir():
         path = path / "config.json"
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise ConfigError(f"cannot read config file {path}: {reason}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path} is larger than 4 MiB; a config.json is a few KiB")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
+        data = parse_json(text)
+    except JSONInputError as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object, not a {type(data).__name__}")
-    name = data.get("_name_or_path") or path.parent.name or path.stem
+    # the name is printed: a file may not put escape sequences on the user's terminal
+    name = printable(str(data.get("_name_or_path") or path.parent.name or path.stem))
     try:
-        return shape_from_config_dict(data, name=str(name), source=str(path))
+        return shape_from_config_dict(data, name=name, source=str(path))
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 

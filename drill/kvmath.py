@@ -120,8 +120,16 @@ _COUNT_TEXT = re.compile(r"[+-]?\d+(?:[,_]\d{3})*")
 def parse_count(text: str, name: str, *, maximum: int = MAX_COUNT) -> int:
     """Read a count typed by a user: '4096', '4,096' or '4_096'; checked by check_count."""
     cleaned = text.strip()
+    shown = text if len(text) <= 40 else text[:37] + "..."
     if not _COUNT_TEXT.fullmatch(cleaned):
-        raise ConfigError(f"{name} must be a whole number, got {text!r}")
+        raise ConfigError(f"{name} must be a whole number, got {shown!r}")
+    digits = cleaned.replace(",", "").replace("_", "").lstrip("+-").lstrip("0")
+    if len(digits) > 100:  # int() refuses thousands of digits, and no count needs 100
+        if cleaned.startswith("-"):
+            raise ConfigError(f"{name} must be at least 1, got {shown!r}")
+        raise ConfigError(
+            f"{name} has {len(digits):,} digits: absurdly large (the limit is {maximum:,})"
+        )
     return check_count(int(cleaned.replace(",", "").replace("_", "")), name, maximum=maximum)
 
 

@@ -263,7 +263,7 @@ def test_bank_lint_refuses_params_beyond_the_bounds(tmp_path, monkeypatch, param
     result = run("bank", "lint", write_bank(tmp_path, param))
     assert result.exit_code == 1
     assert result.stdout == f"evil.yaml:8: fx-evil: {message}\n"
-    assert result.stderr == "1 problem in 1 file\n"
+    assert result.stderr.endswith("1 problem in 1 file\n")  # the summary
 
 
 @pytest.mark.parametrize(("param", "message"), BOUNDS[:3])
@@ -357,3 +357,76 @@ def test_an_answer_beyond_64_bits_is_stored_as_a_float(tmp_path, monkeypatch):
     conn = sqlite3.connect(tmp_path / "k.db")
     assert conn.execute("select answer, expected from reviews").fetchall() == [("1e45", 1e45)]
     conn.close()
+
+
+# --------------------------------------------------------------------------- 4, 5. JSON in
+
+
+def write_config(folder: Path, text: str) -> str:
+    (folder / "config.json").write_text(text, encoding="utf-8")
+    return "config.json"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested more than 64 levels deep"),
+        ('{"a": ' * 65 + "1" + "}" * 65, "nested more than 64 levels deep"),
+        ('{"num_hidden_layers": 1' + "0" * 4400 + "}", "a number has more than 4,300 digits"),
+        ('{"num_hidden_layers": NaN}', "NaN is not a number JSON allows"),
+        ('{"num_hidden_layers": -Infinity}', "-Infinity is not a number JSON allows"),
+        ('{"num_hidden_layers": 1e999}', "the number 1e999 is too large"),
+        ('{"num_hidden_layers": ', "line 1, column 23: Expecting value"),
+    ],
+)
+def test_kv_refuses_a_config_it_cannot_read(tmp_path, monkeypatch, text, reason):
+    monkeypatch.chdir(tmp_path)
+    result = run("kv", "--config", write_config(tmp_path, text), "--seq", "1")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == f"Error: config.json is not valid JSON ({reason})\n"
+
+
+def test_kv_reads_a_config_nested_64_deep(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    fields = '"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256'
+    text = "{" + fields + ', "deep": ' + "[" * 63 + "]" * 63 + "}"
+    result = run("kv", "--config", write_config(tmp_path, text), "--seq", "1", "--dtype", "fp16")
+    assert result.exit_code == 0
+    assert "total        2,048 bytes (2 KiB = 2.05 kB) for 1 request" in result.stdout
+
+
+def test_kv_refuses_a_config_over_4_mib_without_reading_it_all(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_config(tmp_path, " " * (4 * 1024 * 1024 + 1) + "{}")
+    result = run("kv", "--config", "config.json", "--seq", "1")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == "Error: config.json is larger than 4 MiB; a config.json is a few KiB\n"
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_kv_refuses_dev_zero_as_a_config():
+    result = run("kv", "--config", "/dev/zero", "--seq", "1")
+    assert result.exit_code == 1
+    assert result.stderr == "Error: /dev/zero is larger than 4 MiB; a config.json is a few KiB\n"
+
+
+@pytest.mark.parametrize(
+    ("digits", "message"),
+    [
+        ("1" + "0" * 4400, "--seq has 4,401 digits: absurdly large (the limit is 2,147,483,648)"),
+        (
+            "-1" + "0" * 4400,
+            "--seq must be at least 1, got '-100000000000000000000000000000000000...'",
+        ),
+        ("0" * 50 + "4096", None),
+    ],
+)
+def test_kv_reads_or_refuses_counts_of_thousands_of_digits(digits, message):
+    result = run(
+        "kv", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--seq", digits, "--json"
+    )
+    if message is None:
+        assert result.exit_code == 0
+        assert '"total_bytes": 536870912' in result.stdout
+    else:
+        assert (result.exit_code, result.stderr) == (1, f"Error: {message}\n")
