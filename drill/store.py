@@ -260,13 +260,14 @@ def open_db(
 ) -> Database:
     """Open the kvdrill database at `path` (default: the user folder's) for a command.
 
-    `write=False` is for commands that only read: a missing or empty file is
-    refused rather than created. A command that writes creates the file when
-    needed, marks it as kvdrill's, and on the first write of the UTC day of `now`
-    (and before any migration) checks it with quick_check and backs it up into the
-    backups folder beside it; `warn` hears about a backup that could not be made.
-    Raises StoreError for a file that is not kvdrill's, is damaged, or comes from a
-    newer kvdrill; such files are not modified.
+    Every page is checked first (quick_check). `write=False` is for commands that
+    only read: a missing or empty file is refused rather than created, and a file
+    in a read-only place is opened read-only. A command that writes refuses a
+    read-only file, creates the file when needed, marks it as kvdrill's, and on the
+    first write of the UTC day of `now` (and before any migration) backs it up into
+    the backups folder beside it; `warn` hears about a backup that could not be
+    made. Raises StoreError for a file that is not kvdrill's, is damaged, or comes
+    from a newer kvdrill; such files are not modified.
     """
     path = Path(path) if path is not None else default_db_path()
     now = now or datetime.now(timezone.utc)
@@ -282,8 +283,18 @@ def open_db(
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create folder for database {path}: {exc.strerror}") from None
+    writable = os.access(path.parent, os.W_OK) and (size is None or os.access(path, os.W_OK))
+    if write and not writable:
+        raise StoreError(
+            f"{path} is read-only (the file or its folder cannot be written); nothing was written"
+        )
     try:
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        if writable:
+            conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        else:  # SQLite cannot make its -shm file here: read the file as it lies
+            from drill.backup import connect_read_only
+
+            conn = connect_read_only(path)
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open database {path}: {exc}") from None
     try:

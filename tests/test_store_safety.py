@@ -30,6 +30,7 @@ from drill.outfile import atomic_output, write_text
 from drill.store import APPLICATION_ID, open_db
 
 REPO = Path(__file__).resolve().parent.parent
+LATER = "2026-11-21T09:00:00+00:00"
 
 
 def one_line_error(result) -> str:
@@ -290,3 +291,56 @@ def test_open_db_takes_its_time_from_the_caller(tmp_path):
     assert sorted(p.name for p in (tmp_path / "backups").iterdir()) == [
         "k-20261121-073000-daily.db"
     ]
+
+
+# ------------------------------------------------------------------ read-only places
+
+
+@pytest.fixture
+def read_only_place(monkeypatch):
+    """Make every file and folder look unwritable, as on a read-only mount."""
+    import drill.store
+
+    monkeypatch.setattr(drill.store.os, "access", lambda path, mode: mode != os.W_OK)
+
+
+def test_readers_read_a_database_in_a_read_only_place(tmp_path, request):
+    path = settled_db(tmp_path / "k.db")
+    before = sha(path)
+    request.getfixturevalue("read_only_place")
+    assert run("stats", "--db", path, "--now", NOW).exit_code == 0
+    exported = run("export", "--db", path)
+    assert exported.exit_code == 0
+    assert exported.stdout.count("\n") == 1
+    assert sha(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "kvdrill-home") == ["k.db"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["quiz", "--now", NOW], ["import", "HISTORY"], ["doctor", "--repair", "--now", LATER]],
+)
+def test_writers_refuse_a_read_only_database_in_one_line(tmp_path, request, command):
+    path = settled_db(tmp_path / "k.db")
+    with sqlite3.connect(path) as conn:
+        conn.execute("update sessions set ended_at = null")  # something for --repair to do
+    before = sha(path)
+    history = tmp_path / "h.jsonl"
+    history.write_text("")
+    request.getfixturevalue("read_only_place")
+    args = [history if a == "HISTORY" else a for a in command]
+    result = run(*args, "--db", path, input="q\n")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: {path} is read-only (the file or its folder cannot be written); "
+        "nothing was written"
+    )
+    assert sha(path) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="file modes do not bind root")
+def test_a_read_only_file_is_refused_by_a_writer(tmp_path):
+    path = settled_db(tmp_path / "k.db")
+    os.chmod(path, 0o444)
+    line = one_line_error(run("quiz", "--db", path, input="q\n"))
+    assert line.endswith("is read-only (the file or its folder cannot be written); nothing was written")
