@@ -18,12 +18,16 @@ A record has these fields, in this order (FIELDS):
     cram           true for practice that did not change the schedule (default false)
 
 JSON Lines: one JSON object per line; blank lines are skipped; fields other than these
-are an error. CSV: a header row naming the columns (any order; the four required ones
+are an error. A line may hold at most MAX_LINE_BYTES (1 MiB), nested at most 64 deep;
+`answer` at most MAX_ANSWER_CHARS (10,000) characters; the other text fields are
+identifiers of at most MAX_NAME_CHARS (1,000) characters without control characters;
+`reviewed_at` lies in the years 1970 to 9000. CSV: a header row naming the columns (any order; the four required ones
 must be present), then one row per review; an empty cell is null, `correct` and `cram` are
 `true`/`false` (or 1/0), `params` is the object as JSON text. Files are UTF-8.
 
 Import merges by id: a review already in the database is left as it is, so importing a
-file twice adds nothing. Then every card is rebuilt by replaying all non-cram reviews
+file twice adds nothing. An id twice in one file is read once if both records are the
+same, and is an error naming both lines if they differ. Then every card is rebuilt by replaying all non-cram reviews
 through FSRS in time order. It is all one transaction: a file with any bad record imports
 nothing, and the error names FILE:LINE.
 """
@@ -35,6 +39,7 @@ import json
 import math
 import re
 import uuid
+from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,8 +49,11 @@ from typing import IO, Any
 from sqlite_utils import Database
 
 from drill.errors import HistoryError
+from drill.json_input import JSONInputError, parse_json
+from drill.moments import moment_problem
 from drill.review_store import REVIEW_COLUMNS, write_transaction
 from drill.srs import iso, parse_iso, replay
+from drill.text import MAX_ANSWER_CHARS
 
 # the export format's fields are the reviews table's columns, in its order
 FIELDS = REVIEW_COLUMNS
@@ -53,6 +61,8 @@ REQUIRED = ("id", "question_id", "reviewed_at", "rating")
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000
 IMPORT_CACHE_KIB = 256 * 1024  # the most page cache an import may use
+MAX_LINE_BYTES = 1024 * 1024  # one record's line (a CSV row may span lines)
+MAX_NAME_CHARS = 1_000
 
 
 class RecordError(ValueError):
@@ -122,6 +132,16 @@ def write_records(records: Iterable[Mapping[str, Any]], out: IO[str], fmt: str) 
 _INT64 = (-(2**63), 2**63 - 1)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_OR_CONTROL = re.compile("[\ud800-\udfff]|[\x00-\x1f\x7f-\x9f]")
+
+
+def _shown(value: Any) -> str:
+    """A value as an error message quotes it: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _integer(name: str, low: int = _INT64[0], high: int = _INT64[1]):
     """A check for an integer field within [low, high] (text allowed, as CSV gives)."""
 
@@ -132,7 +152,7 @@ def _integer(name: str, low: int = _INT64[0], high: int = _INT64[1]):
                     raise ValueError
                 value = int(value.strip())
             except ValueError:
-                raise RecordError(f"{name} must be an integer, not {value!r}") from None
+                raise RecordError(f"{name} must be an integer, not {_shown(value)}") from None
         if low <= value <= high:
             return value
         if not _INT64[0] <= value <= _INT64[1]:
@@ -155,7 +175,7 @@ def _boolean(name: str):
                 return 1
             if word in ("false", "0"):
                 return 0
-        raise RecordError(f"{name} must be true or false, not {value!r}")
+        raise RecordError(f"{name} must be true or false, not {_shown(value)}")
 
     return check
 
@@ -167,7 +187,7 @@ def _float(value: Any) -> float:
                 raise ValueError
             value = float(value.strip()) if isinstance(value, str) else float(value)
         except (ValueError, OverflowError):
-            raise RecordError(f"expected must be a number, not {value!r}") from None
+            raise RecordError(f"expected must be a number, not {_shown(value)}") from None
     if not math.isfinite(value):
         raise RecordError(f"expected must be a finite number, not {value!r}")
     return value
@@ -176,12 +196,16 @@ def _float(value: Any) -> float:
 def _params(value: Any) -> str:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError:
-            raise RecordError("params must be a JSON object") from None
+            value = parse_json(value)
+        except JSONInputError as exc:
+            raise RecordError(f"params must be a JSON object ({exc.reason})") from None
     if not isinstance(value, dict):
-        raise RecordError(f"params must be an object, not {value!r}")
-    return _ENCODER.encode(value)
+        raise RecordError(f"params must be an object, not {_shown(value)}")
+    encoded = _ENCODER.encode(value)
+    bad = _SURROGATE.search(encoded)
+    if bad:
+        raise RecordError(f"params holds a lone surrogate ({ascii(bad[0])})")
+    return encoded
 
 
 # the forms this module writes; text already in them is checked, not rebuilt
@@ -195,7 +219,7 @@ def _uuid(value: Any) -> str:
     try:
         return str(uuid.UUID(str(value).strip()))
     except ValueError:
-        raise RecordError(f"id must be a UUID, not {value!r}") from None
+        raise RecordError(f"id must be a UUID, not {_shown(value)}") from None
 
 
 def _time(value: Any) -> str:
@@ -204,17 +228,35 @@ def _time(value: Any) -> str:
         if not isinstance(value, str):
             raise ValueError
         if _CANONICAL_TIME.match(value):
-            datetime.fromisoformat(value)  # a real date and time?
-            return value
-        return iso(parse_iso(value.strip()))
+            moment = datetime.fromisoformat(value)  # a real date and time?
+        else:
+            moment = parse_iso(value.strip())
+            value = iso(moment)
     except (ValueError, OverflowError):
-        raise RecordError(f"reviewed_at must be an ISO-8601 time, not {value!r}") from None
+        raise RecordError(f"reviewed_at must be an ISO-8601 time, not {_shown(value)}") from None
+    problem = moment_problem(moment)
+    if problem:
+        raise RecordError(f"reviewed_at {problem}")
+    return value
 
 
-def _text(name: str):
+def _text(name: str, max_chars: int = MAX_NAME_CHARS, *, controls: bool = False):
+    """A check for a text field: at most `max_chars`, valid Unicode, and (unless
+    `controls`) no control characters, since ids and units are printed as they are."""
+
     def check(value: Any) -> str:
         if not isinstance(value, str):
-            raise RecordError(f"{name} must be text, not {value!r}")
+            raise RecordError(f"{name} must be text, not {_shown(value)}")
+        if len(value) > max_chars:
+            raise RecordError(
+                f"{name} is {len(value):,} characters long; at most {max_chars:,} are kept"
+            )
+        bad = _SURROGATE_OR_CONTROL.search(value)
+        if bad and ("\ud800" <= bad[0] <= "\udfff" or not controls):
+            what = "a lone surrogate" if "\ud800" <= bad[0] <= "\udfff" else "a control character"
+            raise RecordError(
+                f"{name} holds {what} ({ascii(bad[0])}) at character {bad.start() + 1}"
+            )
         return value
 
     return check
@@ -227,7 +269,7 @@ _CHECKS = {
     "reviewed_at": _time,
     "rating": _integer("rating", 1, 4),
     "correct": _boolean("correct"),
-    "answer": _text("answer"),
+    "answer": _text("answer", MAX_ANSWER_CHARS, controls=True),
     "duration_ms": _integer("duration_ms", 0),
     "seed": _integer("seed"),
     "params": _params,
@@ -268,7 +310,12 @@ def detect_format(path: Path) -> str:
 
 
 def _decoded_lines(fh: IO[bytes], path: Path) -> Iterator[str]:
-    for number, raw in enumerate(fh, start=1):
+    """The file's lines as text, each read in a bounded chunk (MAX_LINE_BYTES)."""
+    number = 0
+    while raw := fh.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(raw) > MAX_LINE_BYTES:
+            raise HistoryError(f"{path}:{number}: the line is longer than 1 MiB")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -281,9 +328,9 @@ def _jsonl_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise HistoryError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            record = parse_json(line)
+        except JSONInputError as exc:
+            raise HistoryError(f"{path}:{number}: not valid JSON ({exc.reason})") from None
         if not isinstance(record, dict):
             raise HistoryError(f"{path}:{number}: expected a JSON object per line")
         yield number, record
@@ -318,6 +365,11 @@ def _csv_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]]:
 
 def read_rows(path: Path, fmt: str | None = None) -> Iterator[dict[str, Any]]:
     """Stream validated `reviews` rows from a history file; HistoryError names FILE:LINE."""
+    for _number, row in _numbered_rows(path, fmt):
+        yield row
+
+
+def _numbered_rows(path: Path, fmt: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise HistoryError(f"unknown history format {fmt!r}; use jsonl or csv")
@@ -330,20 +382,78 @@ def read_rows(path: Path, fmt: str | None = None) -> Iterator[dict[str, Any]]:
         records = _jsonl_records(lines, path) if fmt == "jsonl" else _csv_records(lines, path)
         for number, record in records:
             try:
-                yield record_to_row(record)
+                yield number, record_to_row(record)
             except RecordError as exc:
                 raise HistoryError(f"{path}:{number}: {exc}") from None
 
 
+class _SeenIds:
+    """The ids of one file, to tell a repeated record from one that contradicts it.
+
+    Per record, a hash of its id, a hash of the whole record and its line go into
+    arrays of machine integers (20 bytes a record: a million records take 20 MB
+    where a dict would take 150); `repeats` compares them once the file is read.
+    """
+
+    def __init__(self) -> None:
+        self.ids, self.records, self.lines = array("q"), array("q"), array("q")
+
+    def add(self, number: int, values: tuple) -> None:
+        """One record: its line and its values in FIELDS order (the id first)."""
+        self.ids.append(hash(values[0]))
+        self.records.append(hash(values))
+        self.lines.append(number)
+
+    def repeats(self) -> tuple[int, list[tuple[int, int]]]:
+        """(how many records repeat an earlier one exactly, and (first line, later line)
+        of each later record whose id hash matches an earlier one but whose content
+        does not), later lines in file order."""
+        if len(self.ids) < 2:
+            return 0, []
+        import numpy as np
+
+        ids = np.frombuffer(self.ids, dtype=np.int64)
+        records = np.frombuffer(self.records, dtype=np.int64)
+        lines = np.frombuffer(self.lines, dtype=np.int64)
+        order = np.argsort(ids, kind="stable")  # equal ids stay in file order
+        starts_group = np.concatenate(([True], ids[order][1:] != ids[order][:-1]))
+        first = order[np.flatnonzero(starts_group)[np.cumsum(starts_group) - 1]]
+        later = order[~starts_group]
+        first = first[~starts_group]
+        same = records[later] == records[first]
+        pairs = sorted(zip(lines[later[~same]].tolist(), lines[first[~same]].tolist(), strict=True))
+        return int(same.sum()), [(a, b) for b, a in pairs]
+
+
+def _rows_at(path: Path, fmt: str | None, wanted: set[int]) -> dict[int, dict[str, Any]]:
+    """The validated rows on the lines `wanted` (read again, for an error message)."""
+    return {number: row for number, row in _numbered_rows(path, fmt) if number in wanted}
+
+
+def _check_repeats(path: Path, fmt: str | None, seen: _SeenIds) -> int:
+    """How many records repeat an earlier one exactly; HistoryError for an id whose
+    records differ, naming both lines."""
+    identical, suspects = seen.repeats()
+    if suspects:
+        rows = _rows_at(path, fmt, {line for pair in suspects for line in pair})
+        for first, later in suspects:
+            if rows[first]["id"] == rows[later]["id"]:  # not two ids with one hash
+                raise HistoryError(
+                    f"{path}:{later}: review id {rows[later]['id']} also on line {first} "
+                    "with different content"
+                )
+    return identical
+
+
 @dataclass(frozen=True)
 class ImportResult:
-    read: int  # records in the file
+    read: int  # records in the file (a record repeated exactly counts once)
     added: int  # reviews that were not in the database yet
     cards: int  # card rows rebuilt by replay
 
 
-def _batches(rows: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
+def _batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
     for row in rows:
         batch.append(row)
         if len(batch) >= size:
@@ -378,10 +488,12 @@ def import_history(
     One write transaction: on any bad record (HistoryError naming FILE:LINE) nothing
     changes. A quiz in another terminal waits for it (up to the busy timeout).
     Rows go in by `executemany` of INSERT OR IGNORE in batches: the id decides, and a
-    review already present is left as it is.
+    review already present is left as it is. An id twice in the file with different
+    records is found once the file is read, still inside the transaction.
     """
 
     read = 0
+    seen = _SeenIds()
     conn = db.conn
     # IMMEDIATE (as the quiz writes): holding the write lock from the start means a
     # quiz answer committed meanwhile cannot make this transaction's upgrade fail
@@ -392,10 +504,13 @@ def import_history(
     try:
         with write_transaction(db):
             before = conn.execute("select count(*) from reviews").fetchone()[0]
-            for batch in _batches(read_rows(path, fmt), batch_size):
+            for batch in _batches(_numbered_rows(path, fmt), batch_size):
                 read += len(batch)
-                rows = [tuple(row[name] for name in FIELDS) for row in batch]
+                rows = [tuple(row[name] for name in FIELDS) for _number, row in batch]
+                for (number, _row), values in zip(batch, rows, strict=True):
+                    seen.add(number, values)
                 conn.executemany(_INSERT_SQL, rows)
+            read -= _check_repeats(path, fmt, seen)
             after = conn.execute("select count(*) from reviews").fetchone()[0]
             cards = rebuild_cards(db, scheduler) if after > before else 0
     finally:

@@ -38,7 +38,7 @@ from drill.srs import (
     retrievability,
     review_row,
 )
-from drill.text import valid_text
+from drill.text import stored_answer
 
 RATING_NAMES = {1: "again", 2: "hard", 3: "good", 4: "easy"}
 LEARNING_STATES = (1, 3)  # fsrs.State.Learning, fsrs.State.Relearning
@@ -430,7 +430,7 @@ class _Session:
             "reviewed_at": iso(now),
             "rating": rating,
             "correct": None if correct is None else int(correct),
-            "answer": valid_text(text),  # storable even if the reader let a surrogate by
+            "answer": stored_answer(text),
             "seed": instance.seed,
             "params": json.dumps(instance.params, sort_keys=True),
             "expected": instance.expected,

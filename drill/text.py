@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 
 REPLACEMENT = "\ufffd"
+# the most of an answer that is stored (and that `kvdrill import` accepts)
+MAX_ANSWER_CHARS = 10_000
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # ESC or CSI/OSC/DCS... introducers with their parameters; a whole sequence goes at once
@@ -34,3 +36,8 @@ def printable(text: str) -> str:
     (newline and tab are kept) and no lone surrogates."""
     text = _ESCAPE_SEQUENCE.sub("", text)
     return valid_text(_CONTROL.sub("", text))
+
+
+def stored_answer(text: str) -> str:
+    """An answer as the database keeps it: valid text, at most MAX_ANSWER_CHARS."""
+    return valid_text(text[:MAX_ANSWER_CHARS])

@@ -317,15 +317,19 @@ def test_any_json_object_is_a_row_or_a_record_error(record):
     assert 1 <= row["rating"] <= 4
 
 
+# what the quiz stores: ids without control characters, answers of at most 10,000 characters
+_ids = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=1_000)
+
+
 @given(
     st.builds(
         review,
         st.integers(min_value=0, max_value=2**128 - 1),
-        st.text(min_size=1),
+        _ids,
         st.integers(min_value=0, max_value=10**7),
         st.integers(min_value=1, max_value=4),
         correct=st.sampled_from([None, 0, 1]),
-        answer=st.one_of(st.none(), st.text()),
+        answer=st.one_of(st.none(), st.text(max_size=10_000)),
         expected=st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False)),
         seed=st.one_of(st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1)),
         cram=st.sampled_from([0, 1]),

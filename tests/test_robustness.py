@@ -430,3 +430,187 @@ def test_kv_reads_or_refuses_counts_of_thousands_of_digits(digits, message):
         assert '"total_bytes": 536870912' in result.stdout
     else:
         assert (result.exit_code, result.stderr) == (1, f"Error: {message}\n")
+
+
+# --------------------------------------------------------------------------- 5, 7. import
+
+REVIEW = (
+    '{"id": "0b9f7c1e-3c43-4f1e-9a53-6d0c6b8f7a1%s", "question_id": "kv-bytes-per-token", '
+    '"reviewed_at": "%s", "rating": %d%s}\n'
+)
+
+
+def review_line(n: int = 0, at: str = "2026-11-02T08:00:00+00:00", rating: int = 3, more=""):
+    return REVIEW % (n, at, rating, more)
+
+
+def import_file(folder: Path, name: str, data: str | bytes):
+    path = folder / name
+    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return run("import", name, "--db", "k.db")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            review_line(more=', "question_id2": 1')[:-2] + "}\n",
+            "h.jsonl:1: unknown field 'question_id2'",
+        ),
+        ("[" * 100_000 + "]" * 100_000 + "\n", "h.jsonl:1: not valid JSON (nested more than 64 levels deep)"),
+        (
+            review_line(more=', "params": ' + '{"a": ' * 70 + "1" + "}" * 70),
+            "h.jsonl:1: not valid JSON (nested more than 64 levels deep)",
+        ),
+        (
+            review_line(more=', "seed": 1' + "0" * 4400),
+            "h.jsonl:1: not valid JSON (a number has more than 4,300 digits)",
+        ),
+        (review_line(more=', "expected": NaN'), "h.jsonl:1: not valid JSON (NaN is not a number JSON allows)"),
+        (
+            review_line().replace("kv-bytes-per-token", "kv\\ud800"),
+            "h.jsonl:1: question_id holds a lone surrogate ('\\ud800') at character 3",
+        ),
+        (
+            review_line().replace("kv-bytes-per-token", "kv\\u001b[31m"),
+            "h.jsonl:1: question_id holds a control character ('\\x1b') at character 3",
+        ),
+        (
+            review_line(more=', "answer": "a\\udfffb"'),
+            "h.jsonl:1: answer holds a lone surrogate ('\\udfff') at character 2",
+        ),
+        (
+            review_line(more=', "params": {"a": "\\ud800"}'),
+            "h.jsonl:1: params holds a lone surrogate ('\\ud800')",
+        ),
+        (
+            review_line(at="9999-12-31T00:00:00+00:00"),
+            "h.jsonl:1: reviewed_at is in the year 9999; times must lie in 1970 to 9000",
+        ),
+        (
+            review_line(at="0001-01-01T00:00:00"),
+            "h.jsonl:1: reviewed_at is in the year 1; times must lie in 1970 to 9000",
+        ),
+        (
+            review_line(at="9000-12-31T23:00:00-05:00"),
+            "h.jsonl:1: reviewed_at is in the year 9001; times must lie in 1970 to 9000",
+        ),
+        (
+            review_line(more=', "answer": "' + "x" * 10_001 + '"'),
+            "h.jsonl:1: answer is 10,001 characters long; at most 10,000 are kept",
+        ),
+        (
+            review_line(more=', "session_id": "' + "s" * 1_001 + '"'),
+            "h.jsonl:1: session_id is 1,001 characters long; at most 1,000 are kept",
+        ),
+        (
+            review_line() + '{"x": "' + "y" * (1024 * 1024) + '"}\n',
+            "h.jsonl:2: the line is longer than 1 MiB",
+        ),
+        (
+            review_line(0) + review_line(1) + review_line(2) + review_line(1)
+            + review_line(2, rating=1) + review_line(0, rating=4),
+            "h.jsonl:5: review id 0b9f7c1e-3c43-4f1e-9a53-6d0c6b8f7a12 also on line 3 "
+            "with different content",
+        ),
+    ],
+)  # fmt: skip
+def test_import_refuses_with_file_and_line(tmp_path, monkeypatch, data, message):
+    monkeypatch.chdir(tmp_path)
+    result = import_file(tmp_path, "h.jsonl", data)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == f"Error: {message}\n"
+
+
+def test_import_reads_a_record_repeated_exactly_once(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = import_file(tmp_path, "h.jsonl", review_line(0) + review_line(1) + review_line(0))
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "Imported 2 new reviews from h.jsonl (0 already present); rebuilt 1 cards.\n"
+    )
+
+
+def test_import_refuses_a_csv_line_over_1_mib(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    header = "id,question_id,reviewed_at,rating,answer\n"
+    row = "0b9f7c1e-3c43-4f1e-9a53-6d0c6b8f7a10,q,2026-11-02T08:00:00+00:00,3,"
+    result = import_file(tmp_path, "h.csv", header + row + "x" * (1024 * 1024) + "\n")
+    assert (result.exit_code, result.stderr) == (
+        1,
+        "Error: h.csv:2: the line is longer than 1 MiB\n",
+    )
+
+
+def test_import_refuses_csv_params_nested_too_deep(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    header = "id,question_id,reviewed_at,rating,params\n"
+    row = '0b9f7c1e-3c43-4f1e-9a53-6d0c6b8f7a10,q,2026-11-02T08:00:00+00:00,3,"'
+    params = "[" * 20_000 + "]" * 20_000
+    result = import_file(tmp_path, "h.csv", header + row + params + '"\n')
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: h.csv:2: params must be a JSON object (nested more than 64 levels deep)\n"
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_import_refuses_dev_zero_after_one_bounded_read(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("import", "/dev/zero", "--db", "k.db")
+    assert (result.exit_code, result.stderr) == (
+        1,
+        "Error: /dev/zero:1: the line is longer than 1 MiB\n",
+    )
+
+
+def test_import_help_states_the_limits():
+    result = run("import", "-h")
+    assert (
+        "  Import refuses, naming FILE:LINE: a line longer than 1 MiB; JSON nested more\n"
+        "  than 64 levels deep, or holding NaN or Infinity; an answer longer than 10,000\n"
+    ) in result.stdout
+
+
+def test_a_quiz_answer_is_stored_up_to_10000_characters(tmp_path):
+    db = tmp_path / "k.db"
+    result = quiz(db, b"s\n" + b"weights " * 2000 + b"\n\nq\n", "--max", "2")
+    assert result.exit_code == 0
+    (answer,) = stored_answers(db)
+    assert answer == ("weights " * 2000)[:10_000]
+
+
+# --------------------------------------------------------------------------- 6. flags
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--retention", "nan"], "Invalid value for '--retention': 'nan' is not a number"),
+        (["--tick", "nan"], "Invalid value for '--tick': 'nan' is not a number"),
+        (["--tick", "1e300"], "Invalid value for '--tick': 1e+300 is not in the range 0<=x<=86400"),
+        (["--tick", "inf"], "Invalid value for '--tick': inf is not in the range 0<=x<=86400"),
+        (
+            ["--now", "0001-01-01"],
+            "Invalid value for --now: '0001-01-01' is in the year 1; times must lie in 1970 to 9000",
+        ),
+        (
+            ["--now", "9999-12-31T12:00:00"],
+            "Invalid value for --now: '9999-12-31T12:00:00' is in the year 9999; "
+            "times must lie in 1970 to 9000",
+        ),
+    ],
+)
+def test_quiz_refuses_flags_it_cannot_count_with(tmp_path, option, message):
+    result = run("quiz", "--db", str(tmp_path / "k.db"), "--max", "1", *option, input="q\n")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"Error: {message}")
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("now", ["0001-01-01", "9999-12-31"])
+def test_stats_refuses_a_now_at_the_ends_of_the_calendar(tmp_path, now):
+    result = run("stats", "--db", str(tmp_path / "k.db"), "--now", now)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: Invalid value for --now: '{now}' is in the year ")
+    assert result.stderr.count("\n") == 1

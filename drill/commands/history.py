@@ -32,6 +32,13 @@ One record per review, oldest first. Fields, in order:
 jsonl: one JSON object per line (UTF-8).
 csv:   a header row naming the columns, then one row per review; an empty
        cell is null, booleans are true/false, params is JSON text.
+
+\b
+Import refuses, naming FILE:LINE: a line longer than 1 MiB; JSON nested more
+than 64 levels deep, or holding NaN or Infinity; an answer longer than 10,000
+characters; another text field longer than 1,000 characters or holding control
+characters; a reviewed_at outside the years 1970 to 9000; and an id twice in
+the file with different content (the same record twice is read once).
 """
 
 EXPORT_HELP = "Write your review history as JSON Lines (default) or CSV.\n" + FORMAT_HELP

@@ -34,14 +34,24 @@ def now_option(func):
 
 
 def parse_now(text: str | None) -> datetime:
-    """The `--now` value as an aware time (without an offset: UTC); None: the clock, in UTC."""
+    """The `--now` value as an aware time (without an offset: UTC); None: the clock, in UTC.
+
+    The year must lie in drill.moments' span (1970 to 9000), where date arithmetic is safe.
+    """
     if text is None:
         return datetime.now(timezone.utc)
+    from drill.moments import moment_problem
+
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise click.BadParameter(f"not an ISO-8601 time: {text!r}", param_hint="--now") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise click.BadParameter(f"not an ISO-8601 time: {shown!r}", param_hint="--now") from None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    problem = moment_problem(moment)
+    if problem:
+        raise click.BadParameter(f"{text!r} {problem}", param_hint="--now")
+    return moment
 
 
 def open_database(db_path: Path | None, *, write: bool, now: datetime | None = None):

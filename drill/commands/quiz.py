@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 
 import click
@@ -86,6 +87,16 @@ def _sigint_for_main_thread_only():
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+class _FiniteRange(click.FloatRange):
+    """A FloatRange that also refuses nan (which compares false with either bound)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return number
+
+
 def _write(text: str) -> None:
     click.echo(text, nl=False)  # echo flushes, so a piped reader sees each prompt at once
 
@@ -118,13 +129,13 @@ def _write(text: str) -> None:
 @db_option()
 @click.option(
     "--retention",
-    type=click.FloatRange(0.7, 0.99),
+    type=_FiniteRange(0.7, 0.99),
     default=0.9,
     show_default=True,
     help="Desired probability of recall when a card comes due.",
 )
 @now_option
-@click.option("--tick", "tick_s", type=float, default=0.0, hidden=True)
+@click.option("--tick", "tick_s", type=_FiniteRange(0, 86_400), default=0.0, hidden=True)
 @click.option("--no-fuzz", is_flag=True, hidden=True, help="Exact intervals, for tests.")
 def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, now_text, tick_s,
          no_fuzz):
