@@ -12,7 +12,8 @@ caller weights weak questions up.
 
 A sheet and its key are lists of sections of items; each item is a list of blocks
 (`Block`), which the Markdown and HTML renderers turn into text. Bank text is escaped
-with `html.escape` in HTML.
+with `html.escape` in HTML, and its `&`, `<` and `>` as entities in Markdown, so markup
+in a bank (`<script>`, `<img onerror=...>`) is shown as text by either.
 """
 
 from __future__ import annotations
@@ -294,11 +295,16 @@ def build_documents(
 # -------------------------------------------------------------------------- Markdown
 
 
+def _md_escape(text: str) -> str:
+    """Text with no HTML left in it: Markdown passes raw HTML through to the page."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _md_list(items: Sequence[str], marker) -> list[str]:
     lines = []
     for i, item in enumerate(items):
         head = marker(i)
-        body = item.strip().splitlines() or [""]
+        body = _md_escape(item).strip().splitlines() or [""]
         lines.append(f"{head} {body[0]}")
         lines += [" " * (len(head) + 1) + rest for rest in body[1:]]
     return lines
@@ -306,11 +312,11 @@ def _md_list(items: Sequence[str], marker) -> list[str]:
 
 def _md_block(block: Block) -> list[str]:
     if block.kind == "text":
-        return [block.text]
+        return [_md_escape(block.text)]
     if block.kind in ("label", "note"):
-        return [f"*{block.text}*"]
+        return [f"*{_md_escape(block.text)}*"]
     if block.kind == "answer":
-        return [f"**Answer:** {block.text}"]
+        return [f"**Answer:** {_md_escape(block.text)}"]
     if block.kind == "steps":
         return _md_list(block.items, lambda i: f"{i + 1}.")
     if block.kind == "bullets":
@@ -319,17 +325,17 @@ def _md_block(block: Block) -> list[str]:
         return _md_list(block.items, lambda i: f"{_letter(i)}.")
     if block.kind == "space":
         return ["Answer: " + "_" * 40]
-    if block.kind == "command":
+    if block.kind == "command":  # a code span shows entities as typed: ids need none
         return [f"Practise this draw: `{block.text}`"]
     raise ValueError(f"unknown block kind {block.kind!r}")
 
 
 def render_markdown(doc: Document) -> str:
-    out = [f"# {doc.title}", "", doc.intro]
+    out = [f"# {_md_escape(doc.title)}", "", _md_escape(doc.intro)]
     for part, section in enumerate(doc.sections, start=1):
-        out += ["", f"## Part {part}. {section.title}"]
+        out += ["", f"## Part {part}. {_md_escape(section.title)}"]
         for item in section.items:
-            out += ["", f"### {item.number}. {item.title}"]
+            out += ["", f"### {item.number}. {_md_escape(item.title)}"]
             for block in item.blocks:
                 out += ["", *_md_block(block)]
     return "\n".join(out) + "\n"

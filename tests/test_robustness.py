@@ -614,3 +614,56 @@ def test_stats_refuses_a_now_at_the_ends_of_the_calendar(tmp_path, now):
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error: Invalid value for --now: '{now}' is in the year ")
     assert result.stderr.count("\n") == 1
+
+
+# --------------------------------------------------------------------------- 8. sheets
+
+HTML_BANK = """\
+deck: evil
+questions:
+  - id: fx-html-choice
+    kind: choice
+    topic: evil-only
+    prompt: "Which tag runs <script>alert(1)</script> & friends?"
+    options:
+      - text: "<img src=x onerror=alert(1)>"
+        correct: true
+        why: "It <b>runs</b>"
+      - text: "plain > text"
+  - id: fx-html-concept
+    kind: concept
+    topic: evil-only
+    prompt: "Explain <iframe src=javascript:alert(1)>"
+    answer: "Because <svg onload=alert(1)> is markup."
+    key_points:
+      - point: "<a href=x>points</a>"
+        cues: [markup]
+"""
+
+
+def test_markdown_sheet_and_key_show_bank_html_as_text(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evil.yaml").write_text(HTML_BANK, encoding="utf-8")
+    args = ["sheet", "--bank", "evil.yaml", "--topic", "evil-only", "-n", "2", "--seed", "1"]
+    result = run(*args, "-o", "s.md")
+    assert result.exit_code == 0
+    assert (tmp_path / "s.md").read_text(encoding="utf-8") == (
+        "# kvdrill mock interview\n\n"
+        "Sheet 1 · 2 questions. Give every number with its unit and show your working.\n\n"
+        "## Part 1. Explain\n\n"
+        "### 1. evil-only · difficulty 2/3\n\n"
+        "Explain &lt;iframe src=javascript:alert(1)&gt;\n\n"
+        "Answer: ________________________________________\n\n"
+        "## Part 2. Multiple choice\n\n"
+        "### 2. evil-only · difficulty 2/3\n\n"
+        "Which tag runs &lt;script&gt;alert(1)&lt;/script&gt; &amp; friends?\n\n"
+        "A. plain &gt; text\n"
+        "B. &lt;img src=x onerror=alert(1)&gt;\n\n"
+        "*Choose every option that is right.*\n\n"
+        "Answer: ________________________________________\n"
+    )
+    key = (tmp_path / "s.key.md").read_text(encoding="utf-8")
+    assert "**Answer:** Because &lt;svg onload=alert(1)&gt; is markup.\n" in key
+    assert "- &lt;a href=x&gt;points&lt;/a&gt;\n" in key
+    assert "- B (right): &lt;img src=x onerror=alert(1)&gt; — It &lt;b&gt;runs&lt;/b&gt;\n" in key
+    assert "<" not in key and ">" not in key
