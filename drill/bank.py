@@ -39,9 +39,12 @@ class LintError:
     message: str
 
     def __str__(self) -> str:
+        from drill.text import printable
+
         where = f"{self.path}:{self.line}: "
         who = f"{self.question_id}: " if self.question_id else ""
-        return f"{where}{who}{self.message}"
+        # a message may quote the file, and it is printed: no escape sequences
+        return printable(f"{where}{who}{self.message}")
 
 
 # --------------------------------------------------------------------------- YAML errors

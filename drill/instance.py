@@ -80,6 +80,9 @@ class InstanceError(BankError):
     """A question that cannot be drawn; `field` is the path of the offending field."""
 
     def __init__(self, question_id: str, field: tuple[str | int, ...], message: str) -> None:
+        from drill.text import printable
+
+        message = printable(message)  # it may quote bank text, and it is printed
         self.question_id = question_id
         self.field = field
         self.detail = message

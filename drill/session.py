@@ -38,7 +38,7 @@ from drill.srs import (
     retrievability,
     review_row,
 )
-from drill.text import stored_answer
+from drill.text import printable, stored_answer
 
 RATING_NAMES = {1: "again", 2: "hard", 3: "good", 4: "easy"}
 LEARNING_STATES = (1, 3)  # fsrs.State.Learning, fsrs.State.Relearning
@@ -326,7 +326,8 @@ class _Session:
     # -- I/O helpers
 
     def say(self, *lines: str) -> None:
-        self.io.write("".join(line + "\n" for line in lines))
+        # bank text (and an engine run's device name) may not put escapes on the terminal
+        self.io.write(printable("".join(line + "\n" for line in lines)))
 
     def ask(self, prompt: str) -> str:
         self.io.write(prompt)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drill.grade import format_in
+from drill.text import printable
 
 KIND_ORDER = ("numeric", "concept", "choice", "order")
 SECTION_TITLES = {
@@ -296,7 +297,9 @@ def build_documents(
 
 
 def _md_escape(text: str) -> str:
-    """Text with no HTML left in it: Markdown passes raw HTML through to the page."""
+    """Text with no HTML left in it (Markdown passes raw HTML through to the page), and
+    no escape sequences (a sheet goes to standard output unless written to a file)."""
+    text = printable(text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -379,18 +382,22 @@ code { font: .95em "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 """
 
 
+def _html_escape(text: str) -> str:
+    return html.escape(printable(text))
+
+
 def _html_text(text: str) -> str:
     """Escaped bank text: blank lines part paragraphs, single newlines break lines."""
     paragraphs = [p.strip() for p in text.strip().split("\n\n") if p.strip()]
     return "".join(
-        "<p>" + "<br>".join(html.escape(line) for line in p.splitlines()) + "</p>"
+        "<p>" + "<br>".join(_html_escape(line) for line in p.splitlines()) + "</p>"
         for p in paragraphs
     )
 
 
 def _html_items(items: Sequence[str]) -> str:
     return "".join(
-        "<li>" + "<br>".join(html.escape(line) for line in item.strip().splitlines()) + "</li>"
+        "<li>" + "<br>".join(_html_escape(line) for line in item.strip().splitlines()) + "</li>"
         for item in items
     )
 
@@ -399,11 +406,11 @@ def _html_block(block: Block) -> str:
     if block.kind == "text":
         return _html_text(block.text)
     if block.kind == "label":
-        return f'<p class="label">{html.escape(block.text)}</p>'
+        return f'<p class="label">{_html_escape(block.text)}</p>'
     if block.kind == "note":
-        return f'<p class="note">{html.escape(block.text)}</p>'
+        return f'<p class="note">{_html_escape(block.text)}</p>'
     if block.kind == "answer":
-        body = "<br>".join(html.escape(line) for line in block.text.strip().splitlines())
+        body = "<br>".join(_html_escape(line) for line in block.text.strip().splitlines())
         return f'<p class="answer">{body}</p>'
     if block.kind == "steps":
         return f"<ol>{_html_items(block.items)}</ol>"
@@ -414,7 +421,8 @@ def _html_block(block: Block) -> str:
     if block.kind == "space":
         return '<div class="space">' + '<div class="line"></div>' * block.lines + "</div>"
     if block.kind == "command":
-        return f'<p class="practise">Practise this draw: <code>{html.escape(block.text)}</code></p>'
+        code = _html_escape(block.text)
+        return f'<p class="practise">Practise this draw: <code>{code}</code></p>'
 
     raise ValueError(f"unknown block kind {block.kind!r}")
 
@@ -433,19 +441,19 @@ def render_html(doc: Document) -> str:
         '<meta http-equiv="Content-Security-Policy"'
         " content=\"default-src 'none'; style-src 'unsafe-inline'\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{html.escape(doc.title)}</title>",
+        f"<title>{_html_escape(doc.title)}</title>",
         f"<style>{_CSS}</style>",
         "</head>",
         "<body>",
-        f"<header><h1>{html.escape(doc.title)}</h1>",
-        f'<p class="meta">{html.escape(doc.intro)}</p></header>',
+        f"<header><h1>{_html_escape(doc.title)}</h1>",
+        f'<p class="meta">{_html_escape(doc.intro)}</p></header>',
     ]
     for part, section in enumerate(doc.sections, start=1):
-        out.append(f"<section><h2>Part {part}. {html.escape(section.title)}</h2>")
+        out.append(f"<section><h2>Part {part}. {_html_escape(section.title)}</h2>")
         for item in section.items:
             out.append(
                 f'<article><h3><span class="n">{item.number}.</span>'
-                f' <span class="tag">{html.escape(item.title)}</span></h3>'
+                f' <span class="tag">{_html_escape(item.title)}</span></h3>'
             )
             out += [_html_block(block) for block in item.blocks]
             out.append("</article>")

@@ -41,3 +41,12 @@ def printable(text: str) -> str:
 def stored_answer(text: str) -> str:
     """An answer as the database keeps it: valid text, at most MAX_ANSWER_CHARS."""
     return valid_text(text[:MAX_ANSWER_CHARS])
+
+
+_JSON_UNESCAPED_CONTROL = re.compile("[\x7f-\x9f]")
+
+
+def escape_json_controls(json_text: str) -> str:
+    """JSON text with DEL and C1 controls written as \\u escapes, as it writes C0 ones;
+    the value read back is the same."""
+    return _JSON_UNESCAPED_CONTROL.sub(lambda m: f"\\u{ord(m[0]):04x}", json_text)

@@ -667,3 +667,125 @@ def test_markdown_sheet_and_key_show_bank_html_as_text(tmp_path, monkeypatch):
     assert "- &lt;a href=x&gt;points&lt;/a&gt;\n" in key
     assert "- B (right): &lt;img src=x onerror=alert(1)&gt; — It &lt;b&gt;runs&lt;/b&gt;\n" in key
     assert "<" not in key and ">" not in key
+
+
+# --------------------------------------------------------------------------- 9. terminal
+
+ESC_BANK = r"""deck: evil
+questions:
+  - id: fx-esc-num
+    kind: numeric
+    topic: evil-only
+    tags: ["\e]0;pwned\a", "x"]
+    prompt: "How much is {a}?\e]0;title\a\x9b2J\r"
+    params:
+      a: {choices: [3]}
+    answer: a
+    unit: count
+    solution:
+      - "It is \e]8;;http://evil\e\\{a}\e]8;;\e\\."
+    hint: "Count \x07\x7fit."
+    misconceptions:
+      - id: forgot-kv-factor
+        expr: a * 2
+        feedback: "Twice\ec over."
+  - id: fx-esc-concept
+    kind: concept
+    topic: evil-only
+    prompt: "Explain\e]0;t\a this."
+    answer: "Because\x9b31m so."
+    key_points:
+      - point: "\e]2;x\apoint"
+        cues: [point]
+"""
+
+_CONTROLS = set(map(chr, [*range(0, 9), *range(11, 32), *range(127, 160)]))
+
+
+def esc_bank(folder: Path) -> str:
+    (folder / "evil.yaml").write_text(ESC_BANK, encoding="utf-8")
+    return "evil.yaml"
+
+
+def assert_printable(text: str) -> None:
+    assert not _CONTROLS & set(text), sorted(_CONTROLS & set(text))
+
+
+def test_ask_and_check_print_no_control_characters_from_a_bank(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    name = esc_bank(tmp_path)
+    asked = run("ask", "fx-esc-num", "--seed", "1", "--bank", name)
+    assert asked.exit_code == 0
+    assert asked.stdout.splitlines()[2] == "How much is 3?"
+    checked = run("check", "fx-esc-num", "--seed", "1", "--answer", "6", "--bank", name)
+    assert checked.stdout == (
+        "Not quite.\n"
+        "Answer: 3\n"
+        "Looks like: forgot the K+V factor of 2.\n"
+        "Twice over. You gave 6; the answer is 3.\n"
+        "Solution:\n"
+        "  It is 3.\n"
+    )
+    concept = run("check", "fx-esc-concept", "--seed", "1", "--answer", "a point", "--bank", name)
+    assert "  Because so.\n" in concept.stdout
+    for result in (asked, checked, concept):
+        assert_printable(result.output)
+
+
+def test_ask_json_escapes_del_and_c1_controls(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    result = run("ask", "fx-esc-num", "--seed", "1", "--bank", esc_bank(tmp_path), "--json")
+    assert_printable(result.stdout)
+    assert json.loads(result.stdout)["text"] == "How much is 3?\x1b]0;title\x07\x9b2J\r"
+
+
+def test_quiz_prints_no_control_characters_from_a_bank(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["quiz", "--db", "k.db", "--bank", esc_bank(tmp_path), "--topic", "evil-only"]
+    result = run(*args, *NOW, input="h\n6\n\npoint\n\n")
+    assert result.exit_code == 0
+    assert (
+        "\nHow much is 3?\n> Hint: Count it.\n> Wrong. Mistake: forgot the K+V factor of 2.\n"
+        in (result.stdout)
+    )
+    assert "  [x] point\n" in result.stdout
+    assert_printable(result.output)
+
+
+def test_bank_list_and_lint_print_no_control_characters(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    name = esc_bank(tmp_path)
+    listed = run("bank", "list", "--bank", name, "--topic", "evil-only")
+    assert listed.stdout.splitlines()[1].split()[-1] == "x"
+    assert_printable(listed.output)
+    (tmp_path / "bad.yaml").write_text(
+        "deck: bad\nquestions:\n  - id: fx-bad\n    kind: concept\n    topic: tt\n"
+        '    prompt: "?"\n    answer: "."\n    key_points: [{point: p, cues: [c]}]\n'
+        '    "\\e]0;pwned\\a": 1\n',
+        encoding="utf-8",
+    )
+    linted = run("bank", "lint", "bad.yaml")
+    assert linted.stdout == "bad.yaml:9: fx-bad: unknown field ''\n"
+    assert_printable(linted.output)
+
+
+def test_a_sheet_on_standard_output_has_no_control_characters(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["--bank", esc_bank(tmp_path), "--topic", "evil-only", "-n", "2", "--seed", "1"]
+    for fmt in ("md", "html"):
+        result = run("sheet", *args, "--format", fmt)
+        assert result.exit_code == 0
+        assert "How much is 3?" in result.stdout
+        assert_printable(result.output)
+
+
+def test_printable_strips_escape_sequences_and_controls():
+    from drill.text import printable
+
+    assert printable("a\x1b[31mred\x1b[0m b") == "ared b"
+    assert printable("x\x1b]0;title\x07y\x1b]8;;u\x1b\\z") == "xyz"
+    assert printable("c1\x9b2Jz\x1bcq") == "c1zq"
+    assert printable("tab\there\nnl\r\x7f\x00") == "tab\there\nnl"
+    assert printable("q\ud800r é 中") == "q\ufffdr é 中"

@@ -56,9 +56,13 @@ def list_cmd(topic: str | None, as_json: bool, banks: tuple[Path, ...]) -> None:
 
 
 def _print_table(rows: list[dict]) -> None:
+    from drill.text import printable
+
     headers = ("id", "kind", "topic", "diff", "tags")
+    # tags are free text from bank files: no escape sequences reach the terminal
     table = [
-        (r["id"], r["kind"], r["topic"], str(r["difficulty"]), ", ".join(r["tags"])) for r in rows
+        (r["id"], r["kind"], r["topic"], str(r["difficulty"]), printable(", ".join(r["tags"])))
+        for r in rows
     ]
     widths = [max([len(h)] + [len(row[i]) for row in table]) for i, h in enumerate(headers)]
     click.echo("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from drill.commands.options import bank_option
+from drill.text import escape_json_controls, printable
 
 # seeds drawn when none is given stay short enough to type back
 RANDOM_SEED_LIMIT = 1_000_000
@@ -21,6 +22,11 @@ def _instance(question_id: str, seed: int, banks: tuple[Path, ...]):
 
     question = load_default_bank(banks).get(question_id)
     return make_instance(question, seed)
+
+
+def _echo(text: str = "") -> None:
+    """A line for the terminal; bank text may not carry escape sequences to it."""
+    click.echo(printable(text))
 
 
 def instance_json(instance) -> dict[str, Any]:
@@ -65,24 +71,26 @@ def ask(question_id: str, seed: int | None, as_json: bool, banks: tuple[Path, ..
         seed = secrets.randbelow(RANDOM_SEED_LIMIT)
     instance = _instance(question_id, seed, banks)
     if as_json:
-        click.echo(json.dumps(instance_json(instance), indent=2, ensure_ascii=False))
+        click.echo(
+            escape_json_controls(json.dumps(instance_json(instance), indent=2, ensure_ascii=False))
+        )
         return
-    click.echo(f"{instance.question_id} · seed {instance.seed} · {instance.topic}")
-    click.echo()
-    click.echo(instance.text)
+    _echo(f"{instance.question_id} · seed {instance.seed} · {instance.topic}")
+    _echo()
+    _echo(instance.text)
     for i, text in enumerate(instance.options or instance.items, 1):
-        click.echo(f"  {i}. {text}")
-    click.echo()
+        _echo(f"  {i}. {text}")
+    _echo()
     if instance.kind == "numeric":
         unit = instance.show_as or instance.unit
-        click.echo(f"Answer with a number and unit (e.g. in {unit}), then check it with:")
+        _echo(f"Answer with a number and unit (e.g. in {unit}), then check it with:")
     elif instance.kind == "choice":
-        click.echo("Answer with the number(s) of the right option(s), then check it with:")
+        _echo("Answer with the number(s) of the right option(s), then check it with:")
     elif instance.kind == "order":
-        click.echo("Answer with the numbers in the right order (e.g. 3 1 2), then check it with:")
+        _echo("Answer with the numbers in the right order (e.g. 3 1 2), then check it with:")
     else:
-        click.echo("Answer in your own words, then check it with:")
-    click.echo(f'  kvdrill check {instance.question_id} --seed {instance.seed} --answer "..."')
+        _echo("Answer in your own words, then check it with:")
+    _echo(f'  kvdrill check {instance.question_id} --seed {instance.seed} --answer "..."')
 
 
 def verdict_json(instance, answer_text: str, verdict) -> dict[str, Any]:
@@ -138,7 +146,7 @@ def check(
     if verdict.status == "unreadable":
         raise click.ClickException(" ".join(verdict.feedback.split()))
     for line in verdict_lines(instance, verdict):
-        click.echo(line)
+        _echo(line)
 
 
 def verdict_lines(instance, verdict) -> list[str]:
