@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 CATALOGUE_NAME = "misconceptions.yaml"
 BANK_SUFFIXES = (".yaml", ".yml")
 DECK_KEYS = ("deck", "description", "questions")
+MAX_BANK_FILE_BYTES = 16 * 1024 * 1024  # the built-in deck's files are tens of KiB
 
 
 # --------------------------------------------------------------------------- problems
@@ -206,7 +207,11 @@ def read_deck_file(path: Path) -> tuple[DeckInfo | None, list[LoadedQuestion], l
     """Read and validate one deck file; problems are returned, not raised."""
     shown = display_path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        with path.open("rb") as fh:
+            data = fh.read(MAX_BANK_FILE_BYTES + 1)
+        if len(data) > MAX_BANK_FILE_BYTES:
+            return None, [], [LintError(shown, 1, None, "bank file is larger than 16 MiB")]
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, [], [LintError(shown, 1, None, f"not UTF-8 text (byte {exc.start})")]
     except OSError as exc:
@@ -219,6 +224,8 @@ def read_deck_file(path: Path) -> tuple[DeckInfo | None, list[LoadedQuestion], l
         data = yaml.load(text, Loader=LineLoader)  # noqa: S506 - LineLoader is a SafeLoader
     except yaml.YAMLError as exc:
         return None, [], [_yaml_problem(shown, exc, max(1, len(text.splitlines())))]
+    except RecursionError:  # only without libyaml, whose parser stops at 1,000 levels
+        return None, [], [LintError(shown, 1, None, "YAML nested too deeply")]
     return _read_deck(path, data)
 
 

@@ -139,7 +139,7 @@ def _window_from_config(d: dict, layers: int) -> tuple[int | None, int]:
         windowed = sum(1 for t in layer_types if t == "sliding_attention")
     elif pattern is not None:
         pattern = check_count(pattern, "sliding_window_pattern")
-        windowed = sum(1 for i in range(layers) if (i + 1) % pattern)  # every pattern-th is global
+        windowed = layers - layers // pattern  # every pattern-th layer is global
     elif d.get("model_type") == "gemma2":
         windowed = (layers + 1) // 2  # layers 0, 2, 4... are local, the others global
     elif d.get("use_sliding_window") is True and d.get("max_window_layers") is not None:

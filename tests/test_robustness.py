@@ -789,3 +789,39 @@ def test_printable_strips_escape_sequences_and_controls():
     assert printable("c1\x9b2Jz\x1bcq") == "c1zq"
     assert printable("tab\there\nnl\r\x7f\x00") == "tab\there\nnl"
     assert printable("q\ud800r é 中") == "q\ufffdr é 中"
+
+
+# --------------------------------------------------------------------------- more limits
+
+
+def test_a_sliding_window_pattern_over_two_billion_layers_is_counted_at_once(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = (
+        '{"num_hidden_layers": 2000000000, "num_attention_heads": 4, "hidden_size": 256, '
+        '"sliding_window": 10, "sliding_window_pattern": 3}'
+    )
+    result = run(
+        "kv", "--config", write_config(tmp_path, text), "--seq", "100", "--dtype", "fp16", "--json"
+    )
+    assert result.exit_code == 0
+    assert '"total_bytes": 81919999938560' in result.stdout
+
+
+def test_bank_files_over_16_mib_are_refused_unread(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "big.yaml").write_bytes(b"#" * (16 * 1024 * 1024 + 1))
+    result = run("bank", "lint", "big.yaml")
+    assert (result.exit_code, result.stdout) == (1, "big.yaml:1: bank file is larger than 16 MiB\n")
+
+
+def test_deeply_nested_yaml_is_a_problem_with_its_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "deep.yaml").write_text(
+        "deck: x\nquestions: " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8"
+    )
+    result = run("bank", "lint", "deep.yaml")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "deep.yaml:2: YAML syntax error: exceeded maximum nesting depth "
+        "(while increasing flow level)\n"
+    )
