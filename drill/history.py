@@ -147,6 +147,9 @@ def _integer(name: str, low: int = _INT64[0], high: int = _INT64[1]):
 
     def check(value: Any) -> int:
         if type(value) is not int:  # bool is not an int here
+            if isinstance(value, str) and len(value) > 40 and value.strip().lstrip("+-").isdigit():
+                # int() would refuse thousands of digits; no 64-bit number needs 40
+                raise RecordError(f"{name} does not fit in 64 bits: {_shown(value.strip())}")
             try:
                 if not isinstance(value, str):
                     raise ValueError
@@ -156,7 +159,7 @@ def _integer(name: str, low: int = _INT64[0], high: int = _INT64[1]):
         if low <= value <= high:
             return value
         if not _INT64[0] <= value <= _INT64[1]:
-            raise RecordError(f"{name} does not fit in 64 bits: {value}")
+            raise RecordError(f"{name} does not fit in 64 bits: {_shown(value)}")
         span = f"{low} to {high}" if high != _INT64[1] else f"at least {low}"
         raise RecordError(f"{name} must be {span}, not {value}")
 

@@ -825,3 +825,24 @@ def test_deeply_nested_yaml_is_a_problem_with_its_line(tmp_path, monkeypatch):
         "deep.yaml:2: YAML syntax error: exceeded maximum nesting depth "
         "(while increasing flow level)\n"
     )
+
+
+@pytest.mark.parametrize("digits", [5000, 30])
+def test_import_refuses_a_csv_seed_too_long_for_64_bits(tmp_path, monkeypatch, digits):
+    monkeypatch.chdir(tmp_path)
+    header = "id,question_id,reviewed_at,rating,seed\n"
+    row = "0b9f7c1e-3c43-4f1e-9a53-6d0c6b8f7a10,q,2026-11-02T08:00:00+00:00,3,1" + "0" * digits
+    result = import_file(tmp_path, "h.csv", header + row + "\n")
+    shown = "'1" + "0" * 55 + "..." if digits > 50 else "1" + "0" * digits
+    assert result.stderr == f"Error: h.csv:2: seed does not fit in 64 bits: {shown}\n"
+
+
+def test_a_sheet_refuses_a_bank_beyond_the_bounds(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    name = write_bank(tmp_path, "{range: [1, 1e19]}")
+    result = run("sheet", "--bank", name, "--topic", "evil-only", "--seed", "1")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "Error: evil.yaml:8: fx-evil: params.a.range[1]: "
+        "1e19 is too large: a param is at most 1e15 in size\n"
+    )
