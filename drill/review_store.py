@@ -11,10 +11,12 @@ waiting out the busy timeout.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from drill.errors import StoreError
@@ -154,6 +156,15 @@ def record_answer(
     missing = [c for c in REVIEW_COLUMNS if c not in review]
     if missing:
         raise ValueError(f"review row lacks {', '.join(missing)}")
+    try:
+        return _record_answer(db, review, reschedule, counted_correct)
+    except sqlite3.Error as exc:  # a full disk, a file gone read-only or damaged
+        from drill.store import describe_sqlite_error
+
+        raise StoreError(describe_sqlite_error(exc, database_path(db))) from None
+
+
+def _record_answer(db, review, reschedule, counted_correct: bool) -> dict[str, Any] | None:
     new_row = None
     with write_transaction(db):
         if reschedule is not None:
@@ -173,6 +184,36 @@ def record_answer(
             [1 if counted_correct else 0, review["session_id"]],
         )
     return new_row
+
+
+def database_path(db) -> Path | None:
+    """The file behind the connection (None for an in-memory database)."""
+    for _seq, name, file in db.conn.execute("PRAGMA database_list"):
+        if name == "main" and file:
+            return Path(file)
+    return None
+
+
+def rescue_review(db, review: Mapping[str, Any]) -> Path:
+    """Append a review the database would not take to `<db stem>-unsaved.jsonl` beside it.
+
+    The line is an export record, so `kvdrill import FILE` adds it once the database
+    can be written again. Raises OSError when that file cannot be written either.
+    """
+    import json
+
+    from drill.history import row_to_record
+
+    where = database_path(db)
+    folder = where.parent if where is not None else Path.cwd()
+    stem = where.stem if where is not None else "kvdrill"
+    target = folder / f"{stem}-unsaved.jsonl"
+    line = json.dumps(row_to_record(review), ensure_ascii=False, separators=(",", ":"))
+    with target.open("a", encoding="utf-8") as out:
+        out.write(line + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    return target
 
 
 def reviews_of_session(db, session_id: str) -> list[dict[str, Any]]:

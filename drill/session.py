@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import random
 import secrets
+import sqlite3
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from drill.errors import BankError, KvdrillError
+from drill.errors import BankError, KvdrillError, StoreError
 from drill.review_store import (
     Performance,
     end_session,
@@ -27,6 +28,7 @@ from drill.review_store import (
     new_cards_since,
     performance_by_question,
     record_answer,
+    rescue_review,
     start_session,
 )
 from drill.srs import (
@@ -451,12 +453,16 @@ class _Session:
                 at = max(now, parse_iso(current["last_review"]))
             return review_row(self.scheduler, current, rating, at)
 
-        record_answer(
-            self.db,
-            review,
-            None if self.options.cram else reschedule,
-            counted_correct=counted_right,
-        )
+        try:
+            record_answer(
+                self.db,
+                review,
+                None if self.options.cram else reschedule,
+                counted_correct=counted_right,
+            )
+        except StoreError:
+            self.say(*self.rescue(review))
+            raise
         result.review_ids.append(review["id"])
         result.answered += 1
         if counted_right:
@@ -464,6 +470,25 @@ class _Session:
         else:
             result.wrong += 1
         self.say(f"Saved: {RATING_NAMES[rating]}.")
+
+
+    def rescue(self, review: Mapping[str, Any]) -> list[str]:
+        """Keep an answer the database refused, and say where it went."""
+        try:
+            path = rescue_review(self.db, review)
+        except OSError:
+            import json
+
+            from drill.history import row_to_record
+
+            record = json.dumps(row_to_record(review), ensure_ascii=False, separators=(",", ":"))
+            return [
+                "Your answer could not be saved, nor written beside the database. Keep this",
+                "line in a file and add it later with `kvdrill import FILE`:",
+                record,
+            ]
+        return [f"Your answer could not be saved; it was written to {path}: "
+                "`kvdrill import` adds it once the database can be written."]
 
 
 def _finish(db, questions: Sequence[Any], result: SessionResult, now: datetime,
@@ -539,6 +564,13 @@ def run_session(
     except KeyboardInterrupt:
         io.write("\n")
         result.ended_by = "interrupt"
+    except StoreError:
+        # the database stopped taking writes: close the session row if it still can
+        try:
+            end_session(db, result.session_id, iso(io.now()))
+        except (StoreError, sqlite3.Error):
+            pass  # `kvdrill doctor --repair` closes it later
+        raise
     result.ended_at = io.now()
     end_session(db, result.session_id, iso(result.ended_at))
     new_now = new_cards_since(db, iso(local_day_start(result.ended_at, tz)))

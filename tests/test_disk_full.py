@@ -1,0 +1,99 @@
+"""A database that stops taking writes mid-session: the answer is kept elsewhere, the session closed."""
+
+import json
+from datetime import timedelta, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_session import T0, Terminal  # noqa: I001
+
+import drill.session
+from drill.bank import load_bank
+from drill.cli import cli
+from drill.errors import StoreError
+from drill.session import SessionOptions, run_session
+from drill.srs import iso
+from drill.store import open_db
+
+BANK_DIR = Path(__file__).parent / "banks_quiz"
+OPTIONS = SessionOptions(topic="quiz-fixture", seed=1, fuzz=False)
+LONG_ANSWER = "the weights are read every step " * 250  # 8,000 characters: needs new pages
+
+
+class FillingTerminal(Terminal):
+    """Fills the disk (as SQLite sees it) just before the second answer is read."""
+
+    def __init__(self, db, lines):
+        super().__init__(lines)
+        self.db = db
+        self.reads = 0
+
+    def read_line(self):
+        self.reads += 1
+        if self.reads == 3:
+            pages = self.db.execute("pragma page_count").fetchone()[0]
+            self.db.execute(f"pragma max_page_count = {pages}")
+        return super().read_line()
+
+
+def session_until_full(tmp_path):
+    db = open_db(tmp_path / "k.db")
+    term = FillingTerminal(db, ["2 MiB", "", LONG_ANSWER, "", "q"])
+    with pytest.raises(StoreError) as caught:
+        run_session(db, load_bank([BANK_DIR]), OPTIONS, term.io(), tz=timezone.utc,
+                    evidence_lines=lambda claims: [])  # fmt: skip
+    return db, term, caught.value
+
+
+def test_a_refused_answer_is_written_beside_the_database_and_the_session_closed(tmp_path):
+    db, term, error = session_until_full(tmp_path)
+    assert str(error) == (
+        f"no space left to write {tmp_path / 'k.db'} (database or disk is full); "
+        "free some space and try again"
+    )
+    rescue = tmp_path / "k-unsaved.jsonl"
+    assert (
+        f"Your answer could not be saved; it was written to {rescue}: `kvdrill import` adds it "
+        "once the database can be written.\n"
+    ) in term.text
+    (line,) = rescue.read_text(encoding="utf-8").splitlines()
+    record = json.loads(line)
+    assert {k: record[k] for k in ("question_id", "reviewed_at", "rating", "correct", "cram")} == {
+        "question_id": "qf-decode-bound",
+        "reviewed_at": iso(T0 + timedelta(seconds=80)),
+        "rating": 2,  # one key point of two covered: hard
+        "correct": None,
+        "cram": False,
+    }
+    assert record["answer"] == LONG_ANSWER
+    # the first answer is in; the session row is closed
+    assert [r["question_id"] for r in db.query("select question_id from reviews")] == [
+        "qf-kv-bytes"
+    ]
+    assert list(db.query("select answered, ended_at from sessions")) == [
+        {"answered": 1, "ended_at": iso(T0 + timedelta(seconds=80))}
+    ]
+    db.conn.close()
+    # once there is room again, import brings the answer back
+    result = CliRunner().invoke(cli, ["import", str(rescue), "--db", str(tmp_path / "k.db")])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"Imported 1 new reviews from {rescue} (0 already present)")
+
+
+def test_when_nothing_can_be_written_the_answer_is_shown_to_keep(tmp_path, monkeypatch):
+    def no_room(db, review):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(drill.session, "rescue_review", no_room)
+    _db, term, _error = session_until_full(tmp_path)
+    lines = term.text.splitlines()
+    # (the scripted terminal echoes no Enter, so the message follows the rating prompt)
+    at = next(i for i, line in enumerate(lines) if line.endswith(
+        "Your answer could not be saved, nor written beside the database. Keep this"))
+    assert lines[at + 1] == "line in a file and add it later with `kvdrill import FILE`:"
+    record = json.loads(lines[at + 2])
+    assert record["question_id"] == "qf-decode-bound"
+    assert record["answer"] == LONG_ANSWER
+    assert not (tmp_path / "k-unsaved.jsonl").exists()
+
