@@ -18,18 +18,20 @@ A record has these fields, in this order (FIELDS):
     cram           true for practice that did not change the schedule (default false)
 
 JSON Lines: one JSON object per line; blank lines are skipped; fields other than these
-are an error. A line may hold at most MAX_LINE_BYTES (1 MiB), nested at most 64 deep;
-`answer` at most MAX_ANSWER_CHARS (10,000) characters; the other text fields are
-identifiers of at most MAX_NAME_CHARS (1,000) characters without control characters;
-`reviewed_at` lies in the years 1970 to 9000. CSV: a header row naming the columns (any order; the four required ones
+are an error. CSV: a header row naming the columns (any order; the four required ones
 must be present), then one row per review; an empty cell is null, `correct` and `cram` are
 `true`/`false` (or 1/0), `params` is the object as JSON text. Files are UTF-8.
 
+Limits: a line of at most MAX_LINE_BYTES (1 MiB), read in bounded chunks; JSON nested at
+most 64 levels deep, without NaN or Infinity; an `answer` of at most MAX_ANSWER_CHARS
+(10,000) characters; other text fields of at most MAX_NAME_CHARS (1,000) characters,
+without control characters; `reviewed_at` in the years 1970 to 9000 (drill.moments).
+
 Import merges by id: a review already in the database is left as it is, so importing a
-file twice adds nothing. An id twice in one file is read once if both records are the
-same, and is an error naming both lines if they differ. Then every card is rebuilt by replaying all non-cram reviews
-through FSRS in time order. It is all one transaction: a file with any bad record imports
-nothing, and the error names FILE:LINE.
+file twice adds nothing. An id twice in one file is read once when both records are the
+same, and is an error naming both lines when they differ. Then every card is rebuilt by
+replaying all non-cram reviews through FSRS in time order. It is all one transaction: a
+file with any bad record imports nothing, and the error names FILE:LINE.
 """
 
 from __future__ import annotations
