@@ -71,6 +71,19 @@ def describe_error(exc: Exception) -> str | None:
     )
 
 
+MAX_MESSAGE_CHARS = 600
+
+
+def _one_line(message: str) -> str:
+    """A message as one printable line of bounded length (it may quote a file or a value)."""
+    from drill.text import printable
+
+    text = " ".join(printable(message).split())
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[: MAX_MESSAGE_CHARS - 1] + "…"
+    return text
+
+
 class LazyGroup(click.Group):
     """A group that imports a command's module only when the command is used."""
 
@@ -103,7 +116,7 @@ class LazyGroup(click.Group):
             click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
             sys.exit(0)
         except click.UsageError as exc:
-            message = " ".join(exc.format_message().split()).rstrip(".")
+            message = _one_line(exc.format_message()).rstrip(".")
             where = f" (see `{exc.ctx.command_path} -h`)" if exc.ctx else ""
             click.echo(f"Error: {message}{where}.", err=True)
             sys.exit(exc.exit_code)
@@ -126,7 +139,7 @@ class LazyGroup(click.Group):
             message = describe_error(exc)
             if message is None:
                 raise OutputClosed() from None
-            raise click.ClickException(message) from None
+            raise click.ClickException(_one_line(message)) from None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -323,3 +323,24 @@ def test_reviews_after_now_do_not_count(db):
     add(db, "a", NOW + timedelta(minutes=5), 1, correct=0)
     assert question_figures(db, NOW, None) == before
     assert collect_stats(db, NOW)["totals"] == {"cards": 0, "reviews": 2}
+
+
+def test_ids_from_an_old_database_reach_the_terminal_without_escapes(tmp_path):
+    from click.testing import CliRunner
+
+    from drill.cli import cli
+
+    db = open_db(tmp_path / "k.db")
+    db.execute(
+        "insert into reviews (id, question_id, reviewed_at, rating, correct, misconception, cram)"
+        " values ('r1', 'q\x1b[2J\x9bx', '2026-11-19T09:00:00.000000+00:00', 1, 0,"
+        " 'slip\x1b]0;title\x07', 0)"
+    )
+    db.conn.close()
+    args = ["stats", "--db", str(tmp_path / "k.db"), "--now", "2026-11-20T09:00:00+00:00"]
+    text = CliRunner().invoke(cli, args)
+    assert text.exit_code == 0
+    assert "\x1b" not in text.output and "\x9b" not in text.output and "\x07" not in text.output
+    assert text.output.endswith("Most frequent mistakes\n  1x  slip\n")
+    as_json = CliRunner().invoke(cli, [*args, "--json"])
+    assert '"q\\u001b[2J\\u009bx"' in as_json.output

@@ -70,12 +70,27 @@ def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str
 @now_option
 def stats(as_json: bool, banks: tuple[Path, ...], db_path: Path | None, now_text: str | None):
     from drill.stats import collect_stats, render_text
+    from drill.text import escape_json_controls
 
     now = parse_now(now_text).astimezone(timezone.utc)
     topics, names = bank_lookups(banks)
     db = open_database(db_path, write=False, now=now)
     figures = collect_stats(db, now, topics=topics, misconception_names=names)
     if as_json:
-        click.echo(json.dumps(figures, indent=2))
+        click.echo(escape_json_controls(json.dumps(figures, indent=2)))
     else:
-        click.echo(render_text(figures, color=use_color(sys.stdout)), nl=False)
+        # ids come from the database, which an older kvdrill may have filled with anything
+        click.echo(render_text(_printable(figures), color=use_color(sys.stdout)), nl=False)
+
+
+def _printable(value):
+    """Every string in a JSON-like value through `printable`."""
+    from drill.text import printable
+
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {key: _printable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_printable(item) for item in value]
+    return value
