@@ -343,4 +343,4 @@ def test_ids_from_an_old_database_reach_the_terminal_without_escapes(tmp_path):
     assert "\x1b" not in text.output and "\x9b" not in text.output and "\x07" not in text.output
     assert text.output.endswith("Most frequent mistakes\n  1x  slip\n")
     as_json = CliRunner().invoke(cli, [*args, "--json"])
-    assert '"q\\u001b[2J\\u009bx"' in as_json.output
+    assert '"id": "slip\\u001b]0;title\\u0007"' in as_json.output
