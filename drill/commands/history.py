@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from drill.commands.options import db_option, open_database
+from drill.commands.options import db_option, open_database, output_option
 
 FORMAT_HELP = """
 \b
@@ -62,12 +62,7 @@ bad record stops the import with FILE:LINE and nothing from the file is imported
     type=click.Choice(["jsonl", "csv"]),
     help="Output format (default: from -o's extension, else jsonl).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to this file instead of standard output.",
-)
+@output_option("Write to this file instead of standard output.")
 @db_option()
 def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> None:
     from drill.history import iter_records, write_records

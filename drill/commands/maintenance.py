@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from drill.commands.options import db_option, now_option, open_database, parse_now
+from drill.commands.options import (
+    db_option,
+    now_option,
+    open_database,
+    output_option,
+    parse_now,
+)
 
 BACKUP_HELP = """Copy the database now, into its backups folder or to -o FILE.
 
@@ -52,12 +58,7 @@ def _db_path(db_path: Path | None) -> Path:
 
 
 @click.command("backup", help=BACKUP_HELP, short_help="Copy the database now.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the copy here instead of the backups folder.",
-)
+@output_option("Write the copy here instead of the backups folder.")
 @db_option()
 @now_option
 def backup_cmd(output: Path | None, db_path: Path | None, now_text: str | None) -> None:

@@ -26,6 +26,13 @@ def db_option(help: str = "Database file [default: $KVDRILL_HOME/kvdrill.db or t
     )
 
 
+def output_option(help: str):
+    """`-o/--output FILE`, passed as `output`; the command writes it through drill.outfile."""
+    return click.option(
+        "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help=help
+    )
+
+
 def now_option(func):
     """Hidden `--now ISO`, passed as `now_text`: pretend it is that time (tests, demos)."""
     return click.option(

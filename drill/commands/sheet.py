@@ -13,6 +13,7 @@ from drill.commands.options import (
     db_option,
     now_option,
     open_database,
+    output_option,
     parse_now,
 )
 
@@ -57,12 +58,7 @@ def _key_path_for(output: Path) -> Path:
     type=click.Choice(["md", "html"]),
     help="md or html (default: from -o's extension, else md).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the sheet to this file instead of standard output.",
-)
+@output_option("Write the sheet to this file instead of standard output.")
 @click.option(
     "--key",
     "key_path",
