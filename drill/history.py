@@ -1,21 +1,7 @@
 """Review history in and out: JSON Lines or CSV, one record per review.
 
-A record has these fields, in this order (FIELDS):
-
-    id             text, a UUID; the identity of the review (required)
-    question_id    text, the question answered; need not be in the bank (required)
-    reviewed_at    ISO-8601 time; without an offset it is read as UTC (required)
-    rating         1 again, 2 hard, 3 good, 4 easy (required)
-    correct        true / false as graded; null for a self-rated answer
-    answer         the text the user typed, or null
-    duration_ms    milliseconds spent answering (integer >= 0), or null
-    seed           the integer seed that drew the question's numbers, or null
-    params         the drawn params as an object, or null
-    expected       the expected value in the base unit of `unit`, or null
-    unit           the answer's dimension (e.g. bytes, seconds), or null
-    misconception  id of the mistake the grader recognised, or null
-    session_id     the quiz session, or null
-    cram           true for practice that did not change the schedule (default false)
+A record holds the fields of `drill.review.Review`, in its order (FIELDS); that module
+documents and checks them.
 
 JSON Lines: one JSON object per line; blank lines are skipped; fields other than these
 are an error. CSV: a header row naming the columns (any order; the four required ones
@@ -25,7 +11,7 @@ must be present), then one row per review; an empty cell is null, `correct` and 
 Limits: a line of at most MAX_LINE_BYTES (1 MiB), read in bounded chunks; JSON nested at
 most 64 levels deep, without NaN or Infinity; an `answer` of at most MAX_ANSWER_CHARS
 (10,000) characters; other text fields of at most MAX_NAME_CHARS (1,000) characters,
-without control characters; `reviewed_at` in the years 1970 to 9000 (drill.moments).
+without control characters; `reviewed_at` in the years 1970 to 9000 (drill.moments); see drill.review.
 
 Import merges by id: a review already in the database is left as it is, so importing a
 file twice adds nothing. An id twice in one file is read once when both records are the
@@ -37,14 +23,9 @@ file with any bad record imports nothing, and the error names FILE:LINE.
 from __future__ import annotations
 
 import csv
-import json
-import math
-import re
-import uuid
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -52,52 +33,33 @@ from sqlite_utils import Database
 
 from drill.errors import HistoryError
 from drill.json_input import JSONInputError, parse_json
-from drill.moments import moment_problem
-from drill.review_store import REVIEW_COLUMNS, write_transaction
-from drill.srs import iso, parse_iso, replay
-from drill.text import MAX_ANSWER_CHARS
+from drill.review import (
+    ENCODER,
+    FIELDS,
+    REQUIRED,
+    RecordError,
+    Review,
+    checked_values,
+    record_of,
+)
+from drill.review_store import write_transaction
+from drill.srs import replay
 
-# the export format's fields are the reviews table's columns, in its order
-FIELDS = REVIEW_COLUMNS
-REQUIRED = ("id", "question_id", "reviewed_at", "rating")
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000
 IMPORT_CACHE_KIB = 256 * 1024  # the most page cache an import may use
 MAX_LINE_BYTES = 1024 * 1024  # one record's line (a CSV row may span lines)
-MAX_NAME_CHARS = 1_000
-
-
-class RecordError(ValueError):
-    """One record is wrong; the reader adds where it is."""
 
 
 # ------------------------------------------------------------------------------ out
 
-
-# one encoder for every record: json.dumps with options builds a new one per call
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def row_to_record(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A `reviews` row as an export record (booleans as booleans, params as an object)."""
-    return _record(tuple(row.get(name) for name in FIELDS))
-
-
-def _record(values: tuple) -> dict[str, Any]:
-    record = dict(zip(FIELDS, values, strict=True))
-    if record["correct"] is not None:
-        record["correct"] = bool(record["correct"])
-    record["cram"] = bool(record["cram"])
-    if record["params"] is not None:
-        record["params"] = json.loads(record["params"])
-    return record
 
 
 def iter_records(db: Database) -> Iterator[dict[str, Any]]:
     """Every review, oldest first (ties by id), as export records."""
     columns = ", ".join(FIELDS)
     for values in db.execute(f"select {columns} from reviews order by reviewed_at, id"):
-        yield _record(values)
+        yield record_of(values)
 
 
 def _csv_cell(value: Any) -> str:
@@ -106,7 +68,7 @@ def _csv_cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
-        return _ENCODER.encode(value)
+        return ENCODER.encode(value)
     return str(value)  # str(float) is the shortest text that reads back exactly
 
 
@@ -115,7 +77,7 @@ def write_records(records: Iterable[Mapping[str, Any]], out: IO[str], fmt: str) 
     count = 0
     if fmt == "jsonl":
         for record in records:
-            out.write(_ENCODER.encode(record) + "\n")
+            out.write(ENCODER.encode(record) + "\n")
             count += 1
     elif fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
@@ -129,177 +91,6 @@ def write_records(records: Iterable[Mapping[str, Any]], out: IO[str], fmt: str) 
 
 
 # ------------------------------------------------------------------------------- in
-
-
-_INT64 = (-(2**63), 2**63 - 1)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SURROGATE_OR_CONTROL = re.compile("[\ud800-\udfff]|[\x00-\x1f\x7f-\x9f]")
-
-
-def _shown(value: Any) -> str:
-    """A value as an error message quotes it: its repr, cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _integer(name: str, low: int = _INT64[0], high: int = _INT64[1]):
-    """A check for an integer field within [low, high] (text allowed, as CSV gives)."""
-
-    def check(value: Any) -> int:
-        if type(value) is not int:  # bool is not an int here
-            if isinstance(value, str) and len(value) > 40 and value.strip().lstrip("+-").isdigit():
-                # int() would refuse thousands of digits; no 64-bit number needs 40
-                raise RecordError(f"{name} does not fit in 64 bits: {_shown(value.strip())}")
-            try:
-                if not isinstance(value, str):
-                    raise ValueError
-                value = int(value.strip())
-            except ValueError:
-                raise RecordError(f"{name} must be an integer, not {_shown(value)}") from None
-        if low <= value <= high:
-            return value
-        if not _INT64[0] <= value <= _INT64[1]:
-            raise RecordError(f"{name} does not fit in 64 bits: {_shown(value)}")
-        span = f"{low} to {high}" if high != _INT64[1] else f"at least {low}"
-        raise RecordError(f"{name} must be {span}, not {value}")
-
-    return check
-
-
-def _boolean(name: str):
-    """A check for a true/false field, stored as 1/0 (also "true"/"false"/"1"/"0", 1/0)."""
-
-    def check(value: Any) -> int:
-        if value is True or value is False or (type(value) is int and value in (0, 1)):
-            return int(value)
-        if isinstance(value, str):
-            word = value.strip().lower()
-            if word in ("true", "1"):
-                return 1
-            if word in ("false", "0"):
-                return 0
-        raise RecordError(f"{name} must be true or false, not {_shown(value)}")
-
-    return check
-
-
-def _float(value: Any) -> float:
-    if type(value) is not float:
-        try:
-            if isinstance(value, bool) or not isinstance(value, str | int):
-                raise ValueError
-            value = float(value.strip()) if isinstance(value, str) else float(value)
-        except (ValueError, OverflowError):
-            raise RecordError(f"expected must be a number, not {_shown(value)}") from None
-    if not math.isfinite(value):
-        raise RecordError(f"expected must be a finite number, not {value!r}")
-    return value
-
-
-def _params(value: Any) -> str:
-    if isinstance(value, str):
-        try:
-            value = parse_json(value)
-        except JSONInputError as exc:
-            raise RecordError(f"params must be a JSON object ({exc.reason})") from None
-    if not isinstance(value, dict):
-        raise RecordError(f"params must be an object, not {_shown(value)}")
-    encoded = _ENCODER.encode(value)
-    bad = _SURROGATE.search(encoded)
-    if bad:
-        raise RecordError(f"params holds a lone surrogate ({ascii(bad[0])})")
-    return encoded
-
-
-# the forms this module writes; text already in them is checked, not rebuilt
-_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
-_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00\Z")
-
-
-def _uuid(value: Any) -> str:
-    if isinstance(value, str) and _CANONICAL_UUID.match(value):
-        return value
-    try:
-        return str(uuid.UUID(str(value).strip()))
-    except ValueError:
-        raise RecordError(f"id must be a UUID, not {_shown(value)}") from None
-
-
-def _time(value: Any) -> str:
-    """The database's text form of an ISO-8601 time (UTC, microseconds)."""
-    try:
-        if not isinstance(value, str):
-            raise ValueError
-        if _CANONICAL_TIME.match(value):
-            moment = datetime.fromisoformat(value)  # a real date and time?
-        else:
-            moment = parse_iso(value.strip())
-            value = iso(moment)
-    except (ValueError, OverflowError):
-        raise RecordError(f"reviewed_at must be an ISO-8601 time, not {_shown(value)}") from None
-    problem = moment_problem(moment)
-    if problem:
-        raise RecordError(f"reviewed_at {problem}")
-    return value
-
-
-def _text(name: str, max_chars: int = MAX_NAME_CHARS, *, controls: bool = False):
-    """A check for a text field: at most `max_chars`, valid Unicode, and (unless
-    `controls`) no control characters, since ids and units are printed as they are."""
-
-    def check(value: Any) -> str:
-        if not isinstance(value, str):
-            raise RecordError(f"{name} must be text, not {_shown(value)}")
-        if len(value) > max_chars:
-            raise RecordError(
-                f"{name} is {len(value):,} characters long; at most {max_chars:,} are kept"
-            )
-        bad = _SURROGATE_OR_CONTROL.search(value)
-        if bad and ("\ud800" <= bad[0] <= "\udfff" or not controls):
-            what = "a lone surrogate" if "\ud800" <= bad[0] <= "\udfff" else "a control character"
-            raise RecordError(
-                f"{name} holds {what} ({ascii(bad[0])}) at character {bad.start() + 1}"
-            )
-        return value
-
-    return check
-
-
-# field -> check of a non-null value, returning what the column stores
-_CHECKS = {
-    "id": _uuid,
-    "question_id": _text("question_id"),
-    "reviewed_at": _time,
-    "rating": _integer("rating", 1, 4),
-    "correct": _boolean("correct"),
-    "answer": _text("answer", MAX_ANSWER_CHARS, controls=True),
-    "duration_ms": _integer("duration_ms", 0),
-    "seed": _integer("seed"),
-    "params": _params,
-    "expected": _float,
-    "unit": _text("unit"),
-    "misconception": _text("misconception"),
-    "session_id": _text("session_id"),
-    "cram": _boolean("cram"),
-}
-_EMPTY_ROW = {**dict.fromkeys(FIELDS), "cram": 0}
-
-
-def record_to_row(record: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate one record (from JSON or CSV text) into a `reviews` row; RecordError if bad."""
-    for name in record:
-        if name not in _CHECKS:
-            raise RecordError(f"unknown field {name!r}")
-    row = dict(_EMPTY_ROW)
-    for name, value in record.items():
-        if value is not None:
-            row[name] = _CHECKS[name](value)
-    for name in REQUIRED:
-        if row[name] is None or row[name] == "":
-            raise RecordError(f"missing {name}")
-    return row
 
 
 def detect_format(path: Path) -> str:
@@ -368,13 +159,14 @@ def _csv_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]]:
         raise HistoryError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
 
 
-def read_rows(path: Path, fmt: str | None = None) -> Iterator[dict[str, Any]]:
-    """Stream validated `reviews` rows from a history file; HistoryError names FILE:LINE."""
-    for _number, row in _numbered_rows(path, fmt):
-        yield row
+def read_reviews(path: Path, fmt: str | None = None) -> Iterator[Review]:
+    """Stream the checked reviews of a history file; HistoryError names FILE:LINE."""
+    for _number, values in _numbered_values(path, fmt):
+        yield Review(*values)
 
 
-def _numbered_rows(path: Path, fmt: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
+def _numbered_values(path: Path, fmt: str | None) -> Iterator[tuple[int, tuple]]:
+    """(line, column values in FIELDS order) of each record of a history file."""
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise HistoryError(f"unknown history format {fmt!r}; use jsonl or csv")
@@ -387,7 +179,7 @@ def _numbered_rows(path: Path, fmt: str | None) -> Iterator[tuple[int, dict[str,
         records = _jsonl_records(lines, path) if fmt == "jsonl" else _csv_records(lines, path)
         for number, record in records:
             try:
-                yield number, record_to_row(record)
+                yield number, checked_values(record)
             except RecordError as exc:
                 raise HistoryError(f"{path}:{number}: {exc}") from None
 
@@ -430,9 +222,9 @@ class _SeenIds:
         return int(same.sum()), [(a, b) for b, a in pairs]
 
 
-def _rows_at(path: Path, fmt: str | None, wanted: set[int]) -> dict[int, dict[str, Any]]:
-    """The validated rows on the lines `wanted` (read again, for an error message)."""
-    return {number: row for number, row in _numbered_rows(path, fmt) if number in wanted}
+def _ids_at(path: Path, fmt: str | None, wanted: set[int]) -> dict[int, str]:
+    """The review ids on the lines `wanted` (read again, for an error message)."""
+    return {number: values[0] for number, values in _numbered_values(path, fmt) if number in wanted}
 
 
 def _check_repeats(path: Path, fmt: str | None, seen: _SeenIds) -> int:
@@ -440,11 +232,11 @@ def _check_repeats(path: Path, fmt: str | None, seen: _SeenIds) -> int:
     records differ, naming both lines."""
     identical, suspects = seen.repeats()
     if suspects:
-        rows = _rows_at(path, fmt, {line for pair in suspects for line in pair})
+        ids = _ids_at(path, fmt, {line for pair in suspects for line in pair})
         for first, later in suspects:
-            if rows[first]["id"] == rows[later]["id"]:  # not two ids with one hash
+            if ids[first] == ids[later]:  # not two ids with one hash
                 raise HistoryError(
-                    f"{path}:{later}: review id {rows[later]['id']} also on line {first} "
+                    f"{path}:{later}: review id {ids[later]} also on line {first} "
                     "with different content"
                 )
     return identical
@@ -509,12 +301,11 @@ def import_history(
     try:
         with write_transaction(db):
             before = conn.execute("select count(*) from reviews").fetchone()[0]
-            for batch in _batches(_numbered_rows(path, fmt), batch_size):
+            for batch in _batches(_numbered_values(path, fmt), batch_size):
                 read += len(batch)
-                rows = [tuple(row[name] for name in FIELDS) for _number, row in batch]
-                for (number, _row), values in zip(batch, rows, strict=True):
+                for number, values in batch:
                     seen.add(number, values)
-                conn.executemany(_INSERT_SQL, rows)
+                conn.executemany(_INSERT_SQL, [values for _number, values in batch])
             read -= _check_repeats(path, fmt, seen)
             after = conn.execute("select count(*) from reviews").fetchone()[0]
             cards = rebuild_cards(db, scheduler) if after > before else 0

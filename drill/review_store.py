@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from drill.errors import StoreError
+from drill.review import FIELDS, Review
 
 CARD_COLUMNS = (
     "question_id",
@@ -32,25 +33,6 @@ CARD_COLUMNS = (
     "reps",
     "lapses",
 )
-# every column of a review row, in the order `kvdrill export` writes them
-REVIEW_COLUMNS = (
-    "id",
-    "question_id",
-    "reviewed_at",
-    "rating",
-    "correct",
-    "answer",
-    "duration_ms",
-    "seed",
-    "params",
-    "expected",
-    "unit",
-    "misconception",
-    "session_id",
-    "cram",
-)
-
-
 @contextmanager
 def write_transaction(db) -> Iterator[None]:
     """One write transaction holding the database's write lock from its first statement."""
@@ -134,28 +116,20 @@ def end_session(db, session_id: str, ended_at: str) -> None:
         db.execute("update sessions set ended_at = ? where id = ?", [ended_at, session_id])
 
 
-def get_session(db, session_id: str) -> dict[str, Any] | None:
-    cursor = db.execute("select * from sessions where id = ?", [session_id])
-    return _row(cursor, cursor.fetchone())
-
-
 def record_answer(
     db,
-    review: Mapping[str, Any],
+    review: Review,
     reschedule: Callable[[dict[str, Any] | None], dict[str, Any]] | None,
     *,
     counted_correct: bool,
 ) -> dict[str, Any] | None:
     """Store one answer and its consequences atomically; return the card's new row.
 
-    `review` holds every column of REVIEW_COLUMNS. `reschedule` gets the card
-    row as stored now (None for a card never scheduled) and returns its new
-    row; None (cram) leaves the schedule alone. The review's session row
-    counts the answer, and `counted_correct` says whether it counts as right.
+    `reschedule` gets the card row as stored now (None for a card never
+    scheduled) and returns its new row; None (cram) leaves the schedule alone.
+    The review's session row counts the answer, and `counted_correct` says
+    whether it counts as right.
     """
-    missing = [c for c in REVIEW_COLUMNS if c not in review]
-    if missing:
-        raise ValueError(f"review row lacks {', '.join(missing)}")
     try:
         return _record_answer(db, review, reschedule, counted_correct)
     except sqlite3.Error as exc:  # a full disk, a file gone read-only or damaged
@@ -168,20 +142,20 @@ def _record_answer(db, review, reschedule, counted_correct: bool) -> dict[str, A
     new_row = None
     with write_transaction(db):
         if reschedule is not None:
-            new_row = reschedule(get_card(db, review["question_id"]))
+            new_row = reschedule(get_card(db, review.question_id))
             db.execute(
                 f"insert or replace into cards ({', '.join(CARD_COLUMNS)}) "
                 f"values ({', '.join('?' for _ in CARD_COLUMNS)})",
                 [new_row[c] for c in CARD_COLUMNS],
             )
         db.execute(
-            f"insert into reviews ({', '.join(REVIEW_COLUMNS)}) "
-            f"values ({', '.join('?' for _ in REVIEW_COLUMNS)})",
-            [review[c] for c in REVIEW_COLUMNS],
+            f"insert into reviews ({', '.join(FIELDS)}) "
+            f"values ({', '.join('?' for _ in FIELDS)})",
+            review.values(),
         )
         db.execute(
             "update sessions set answered = answered + 1, correct = correct + ? where id = ?",
-            [1 if counted_correct else 0, review["session_id"]],
+            [1 if counted_correct else 0, review.session_id],
         )
     return new_row
 
@@ -194,21 +168,19 @@ def database_path(db) -> Path | None:
     return None
 
 
-def rescue_review(db, review: Mapping[str, Any]) -> Path:
+def rescue_review(db, review: Review) -> Path:
     """Append a review the database would not take to `<db stem>-unsaved.jsonl` beside it.
 
     The line is an export record, so `kvdrill import FILE` adds it once the database
     can be written again. Raises OSError when that file cannot be written either.
     """
-    import json
-
-    from drill.history import row_to_record
+    from drill.review import ENCODER
 
     where = database_path(db)
     folder = where.parent if where is not None else Path.cwd()
     stem = where.stem if where is not None else "kvdrill"
     target = folder / f"{stem}-unsaved.jsonl"
-    line = json.dumps(row_to_record(review), ensure_ascii=False, separators=(",", ":"))
+    line = ENCODER.encode(review.record())
     with target.open("a", encoding="utf-8") as out:
         out.write(line + "\n")
         out.flush()

@@ -21,6 +21,7 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from drill.errors import BankError, KvdrillError, StoreError
+from drill.review import Review
 from drill.review_store import (
     Performance,
     end_session,
@@ -427,22 +428,22 @@ class _Session:
         graded = instance.kind != "concept"
         correct = bool(verdict.correct) if graded else None
         counted_right = correct if graded else rating > 1
-        review = {
-            "id": str(uuid.uuid4()),
-            "question_id": instance.question_id,
-            "reviewed_at": iso(now),
-            "rating": rating,
-            "correct": None if correct is None else int(correct),
-            "answer": stored_answer(text),
-            "seed": instance.seed,
-            "params": json.dumps(instance.params, sort_keys=True),
-            "expected": instance.expected,
-            "unit": instance.unit,
-            "misconception": getattr(verdict, "misconception", None),
-            "duration_ms": duration_ms,
-            "session_id": result.session_id,
-            "cram": 1 if self.options.cram else 0,
-        }
+        review = Review(
+            id=str(uuid.uuid4()),
+            question_id=instance.question_id,
+            reviewed_at=iso(now),
+            rating=rating,
+            correct=None if correct is None else int(correct),
+            answer=stored_answer(text),
+            duration_ms=duration_ms,
+            seed=instance.seed,
+            params=json.dumps(instance.params, sort_keys=True),
+            expected=instance.expected,
+            unit=instance.unit,
+            misconception=getattr(verdict, "misconception", None),
+            session_id=result.session_id,
+            cram=1 if self.options.cram else 0,
+        )
 
         def reschedule(row: dict[str, Any] | None) -> dict[str, Any]:
             current = row or new_card_row(instance.question_id, now)
@@ -463,7 +464,7 @@ class _Session:
         except StoreError:
             self.say(*self.rescue(review))
             raise
-        result.review_ids.append(review["id"])
+        result.review_ids.append(review.id)
         result.answered += 1
         if counted_right:
             result.right += 1
@@ -472,20 +473,17 @@ class _Session:
         self.say(f"Saved: {RATING_NAMES[rating]}.")
 
 
-    def rescue(self, review: Mapping[str, Any]) -> list[str]:
+    def rescue(self, review: Review) -> list[str]:
         """Keep an answer the database refused, and say where it went."""
         try:
             path = rescue_review(self.db, review)
         except OSError:
-            import json
+            from drill.review import ENCODER
 
-            from drill.history import row_to_record
-
-            record = json.dumps(row_to_record(review), ensure_ascii=False, separators=(",", ":"))
             return [
                 "Your answer could not be saved, nor written beside the database. Keep this",
                 "line in a file and add it later with `kvdrill import FILE`:",
-                record,
+                ENCODER.encode(review.record()),
             ]
         return [f"Your answer could not be saved; it was written to {path}: "
                 "`kvdrill import` adds it once the database can be written."]

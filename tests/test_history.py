@@ -9,21 +9,26 @@ from hypothesis import strategies as st
 
 from drill.cli import cli
 from drill.history import (
-    FIELDS,
     HistoryError,
-    RecordError,
     detect_format,
     import_history,
     iter_records,
-    record_to_row,
-    row_to_record,
     write_records,
 )
+from drill.review import FIELDS, RecordError, Review, checked_values
 from drill.srs import iso, make_scheduler, replay
 from drill.store import open_db
 
 T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
 SCHED = make_scheduler(fuzz=False)
+
+
+def record_to_row(record):
+    return dict(zip(FIELDS, checked_values(record), strict=True))
+
+
+def row_to_record(row):
+    return Review(**row).record()
 
 
 def review(n, qid, minutes, rating, **extra):

@@ -10,6 +10,7 @@ import pytest
 
 from drill.bank import load_bank
 from drill.errors import BankError
+from drill.review import Review
 from drill.review_store import (
     Performance,
     end_session,
@@ -160,22 +161,19 @@ def test_human_span(seconds, text):
 
 
 def _review(qid, at, session_id, rating=3, cram=0, correct=1):
-    return {
-        "id": f"{qid}-{iso(at)}-{cram}",
-        "question_id": qid,
-        "reviewed_at": iso(at),
-        "rating": rating,
-        "correct": correct,
-        "answer": "x",
-        "seed": 1,
-        "params": "{}",
-        "expected": None,
-        "unit": None,
-        "misconception": None,
-        "duration_ms": 1000,
-        "session_id": session_id,
-        "cram": cram,
-    }
+    return Review(
+        id=f"{qid}-{iso(at)}-{cram}",
+        question_id=qid,
+        reviewed_at=iso(at),
+        rating=rating,
+        correct=correct,
+        answer="x",
+        duration_ms=1000,
+        seed=1,
+        params="{}",
+        session_id=session_id,
+        cram=cram,
+    )
 
 
 def test_record_answer_writes_review_card_and_session_counts_together(tmp_path):

@@ -41,3 +41,20 @@ def test_newer_schema_is_refused_untouched(tmp_path):
     with pytest.raises(StoreError, match="newer kvdrill"):
         open_db(path)
     assert path.read_bytes() == before
+
+
+def test_the_reviews_table_has_the_review_records_fields_in_order(tmp_path):
+    from drill.review import FIELDS
+
+    db = open_db(tmp_path / "k.db")
+    columns = [row[1] for row in db.execute("pragma table_info(reviews)")]
+    assert columns == [
+        "id", "question_id", "reviewed_at", "rating", "correct", "answer", "seed", "params",
+        "expected", "unit", "misconception", "duration_ms", "session_id", "cram",
+    ]  # fmt: skip
+    # the record lists duration_ms after answer; the insert names every column
+    assert FIELDS == (
+        "id", "question_id", "reviewed_at", "rating", "correct", "answer", "duration_ms",
+        "seed", "params", "expected", "unit", "misconception", "session_id", "cram",
+    )  # fmt: skip
+    assert set(columns) == set(FIELDS)

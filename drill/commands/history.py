@@ -8,25 +8,12 @@ from pathlib import Path
 import click
 
 from drill.commands.options import db_option, open_database, output_option
+from drill.review import fields_help
 
-FORMAT_HELP = """
+FORMAT_HELP = f"""
 \b
 One record per review, oldest first. Fields, in order:
-  id             UUID of the review (required; the key for merging)
-  question_id    the question answered (required; need not be in the bank)
-  reviewed_at    ISO-8601 time in UTC, e.g. 2026-11-18T15:00:00.000000+00:00
-                 (required; a time without an offset is read as UTC)
-  rating         1 again, 2 hard, 3 good, 4 easy (required)
-  correct        true / false as graded; null for a self-rated answer
-  answer         the text typed, or null
-  duration_ms    milliseconds spent answering, or null
-  seed           integer seed that drew the numbers, or null
-  params         the drawn params (an object), or null
-  expected       expected value in the base unit of `unit`, or null
-  unit           the answer's dimension (bytes, seconds, ...), or null
-  misconception  id of the mistake recognised in the answer, or null
-  session_id     the quiz session, or null
-  cram           true for practice that left the schedule alone (default false)
+{fields_help()}
 
 \b
 jsonl: one JSON object per line (UTF-8).
