@@ -34,6 +34,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
+from drill.dimensions import DIMENSIONS
+from drill.dimensions import words as dimension_words
 from drill.errors import AnswerError, BankError
 from drill.instance import Instance
 from drill.misconceptions import catalogue_entry
@@ -120,7 +122,7 @@ _COUNTS = frozenset({"count", "tokens"}), frozenset({"count", "requests"})
 # dimensions the ratio-based slips apply to
 _BYTE_DIMS = frozenset({"bytes", "bytes_per_s"})
 # dimensions whose base unit is a natural way to write the answer with no unit at all
-_BARE_OK = frozenset({"fraction", "count", "tokens", "requests", "flop_per_byte"})
+_BARE_OK = frozenset(name for name, d in DIMENSIONS.items() if d.bare)
 _FLOP_DIMS = frozenset({"flop", "flop_per_s", "flop_per_byte"})
 
 
@@ -300,8 +302,8 @@ def _grade_wrong_dimension(ctx: _Context, parsed: Parsed) -> Verdict:
         within_tolerance(parsed.number, expected, instance)
         or (spec is not None and within_tolerance(parsed.number * spec.factor, expected, instance))
     )
-    wanted = _DIMENSION_WORDS.get(ctx.dimension, ctx.dimension)
-    given = _DIMENSION_WORDS.get(parsed.dimension or "", parsed.dimension)
+    wanted = dimension_words(ctx.dimension)
+    given = dimension_words(parsed.dimension)
     if number_matches or within_tolerance(parsed.value, expected, instance):
         feedback = (
             f"The number is right but {parsed.unit_symbol} is {given}; the answer is "
@@ -310,21 +312,6 @@ def _grade_wrong_dimension(ctx: _Context, parsed: Parsed) -> Verdict:
         return _verdict(ctx, "unit", False, parsed.value, feedback=feedback)
     feedback = f"The answer is {wanted} ({ctx.shown(expected)}), not {given}."
     return _verdict(ctx, "wrong", False, parsed.value, feedback=feedback)
-
-
-_DIMENSION_WORDS = {
-    "bytes": "a size in bytes",
-    "seconds": "a time",
-    "bytes_per_s": "a bandwidth (bytes per second)",
-    "flop": "a FLOP count",
-    "flop_per_s": "a compute rate (FLOP/s)",
-    "tokens": "a token count",
-    "tokens_per_s": "a token rate",
-    "requests": "a request count",
-    "fraction": "a fraction or percentage",
-    "flop_per_byte": "an arithmetic intensity (FLOP/byte)",
-    "count": "a plain number",
-}
 
 
 def _diagnose(

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from drill.dimensions import NAMES
+
 if TYPE_CHECKING:
     from pydantic import AfterValidator, Field, TypeAdapter
 
@@ -50,25 +52,9 @@ if TYPE_CHECKING:
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
 NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
 
-# The dimensions an answer can have. The answer expression of a numeric
-# question yields a value in the base unit of its dimension.
-#   bytes: bytes      seconds: s        bytes_per_s: B/s     flop: FLOP
-#   flop_per_s: FLOP/s                  tokens: tokens       tokens_per_s: tokens/s
-#   requests: requests                  fraction: a ratio 0..1 (answered as 0.75, 3/4 or 75%)
-#   flop_per_byte: FLOP/B               count: a plain number
-Unit = Literal[
-    "bytes",
-    "seconds",
-    "bytes_per_s",
-    "flop",
-    "flop_per_s",
-    "tokens",
-    "tokens_per_s",
-    "requests",
-    "fraction",
-    "flop_per_byte",
-    "count",
-]
+# The dimensions an answer can have (drill.dimensions): the answer expression of a
+# numeric question yields a value in the base unit of its dimension.
+Unit = Literal[NAMES]  # type: ignore[valid-type]
 
 # Every record refuses keys it does not know; pydantic reads this when validating.
 _CONFIG = {"extra": "forbid"}

@@ -1,6 +1,6 @@
 """Quantities: read and write bytes, times, rates, FLOPs and percentages.
 
-Every value is held in the base unit of its dimension (a `drill.schema.Unit`):
+Every value is held in the base unit of its dimension (see drill.dimensions):
 bytes, seconds, bytes/s, FLOP, FLOP/s, tokens, tokens/s, requests, a fraction
 (0.75, shown as 75%), FLOP/byte, or a plain count.
 
@@ -23,6 +23,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from drill.dimensions import DECIMAL_BYTES_LADDER
+from drill.dimensions import DIMENSIONS as TABLE
 from drill.errors import AnswerError, ExprError
 from drill.expr import compile_expr
 
@@ -35,7 +37,7 @@ class UnitSpec:
     """One unit: `value_in_base = number * mul / div` (integers, so no float noise)."""
 
     symbol: str  # canonical display form, e.g. "GiB", "TB/s", "µs", "%"
-    dimension: str  # a drill.schema.Unit
+    dimension: str  # a name in drill.dimensions
     mul: int = 1
     div: int = 1
     # True for decimal prefixes (k, M, G ...), False for binary ones (Ki, Mi ...),
@@ -256,20 +258,10 @@ def _in_unit(value: float, spec: UnitSpec) -> float:
 
 # Best-fit ladders, smallest unit first: the largest whose number stays >= 1.
 _LADDERS: dict[str, tuple[str, ...]] = {
-    "bytes": ("B", "KiB", "MiB", "GiB", "TiB", "PiB"),
-    "bytes_decimal": ("B", "kB", "MB", "GB", "TB", "PB"),
-    "seconds": ("ns", "µs", "ms", "s"),
-    "bytes_per_s": ("B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s"),
-    "flop": ("FLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"),
-    "flop_per_s": ("FLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s", "EFLOP/s"),
-    "tokens": ("tokens",),
-    "tokens_per_s": ("tokens/s",),
-    "requests": ("requests",),
-    "fraction": ("%",),
-    "flop_per_byte": ("FLOP/B",),
-    "count": ("",),
+    **{name: dimension.ladder for name, dimension in TABLE.items()},
+    "bytes_decimal": DECIMAL_BYTES_LADDER,
 }
-DIMENSIONS = frozenset(_LADDERS) - {"bytes_decimal"}
+DIMENSIONS = frozenset(TABLE)
 
 
 def best_fit_unit(value: float, dimension: str, *, binary: bool = True, digits: int = 3) -> str:
@@ -295,7 +287,7 @@ def best_fit_unit(value: float, dimension: str, *, binary: bool = True, digits: 
 def format_quantity(value: float, unit_or_dimension: str | None, digits: int = 3) -> str:
     """Show `value` (base units) in a unit symbol ("GiB", "ms", "TB/s", "%") or best fit.
 
-    A dimension name (a drill.schema.Unit such as "bytes", "seconds", "fraction")
+    A dimension name (from drill.dimensions, such as "bytes", "seconds", "fraction")
     picks the best-fitting symbol; bytes use binary prefixes (512 MiB), rates
     and FLOPs decimal ones (3.35 TB/s, 312 TFLOP/s). For an exact byte count
     write the number with `format_number` or Python's `{:,}`.
