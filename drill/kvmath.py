@@ -156,6 +156,18 @@ def _whole_bytes(exact: Fraction, what: str) -> int:
 # --- the formula ------------------------------------------------------------------
 
 
+def cache_bytes(per_token_layer: int, token_layers: int, dtype_bytes: Any, what: str) -> int:
+    """The KV formula: elements per token per layer × token-layers × bytes per element.
+
+    Every layer caches, for every token it holds, a K and a V vector per KV head
+    (`per_token_layer` = 2 · kv_heads · head_dim), or one MLA latent of
+    kv_lora_rank + qk_rope_head_dim elements. `token_layers` sums the tokens each layer
+    holds over the layers and requests (seq_len · layers · requests without a window).
+    Exact: int4's half byte gives whole bytes or a ConfigError naming `what`.
+    """
+    return _whole_bytes(per_token_layer * token_layers * _exact_dtype_bytes(dtype_bytes), what)
+
+
 def kv_cache_bytes(
     layers: int,
     kv_heads: int,
@@ -165,15 +177,13 @@ def kv_cache_bytes(
     requests: int = 1,
 ) -> int:
     """2 · layers · kv_heads · head_dim · seq_len · dtype_bytes · requests, exactly."""
-    counts = [
-        check_count(layers, "layers"),
-        check_count(kv_heads, "kv_heads"),
-        check_count(head_dim, "head_dim"),
-        check_count(seq_len, "seq_len"),
-        check_count(requests, "requests"),
-    ]
-    exact = 2 * math.prod(counts) * _exact_dtype_bytes(dtype_bytes)
-    return _whole_bytes(exact, "the KV cache")
+    per_token_layer = 2 * check_count(kv_heads, "kv_heads") * check_count(head_dim, "head_dim")
+    token_layers = (
+        check_count(layers, "layers")
+        * check_count(seq_len, "seq_len")
+        * check_count(requests, "requests")
+    )
+    return cache_bytes(per_token_layer, token_layers, dtype_bytes, "the KV cache")
 
 
 # --- model shapes -----------------------------------------------------------------
@@ -368,9 +378,9 @@ def kv_estimate(
         capped = min(tokens, window) if window is not None else tokens
         return window_layers * capped + global_layers * tokens
 
-    per_token = _whole_bytes(per_layer * shape.layers * exact_width, "one token's cache")
-    per_request = _whole_bytes(per_layer * token_layers(seq_len) * exact_width, "one request")
-    total = _whole_bytes(per_layer * token_layers(seq_len) * exact_width * requests, "the total")
+    per_token = cache_bytes(per_layer, shape.layers, exact_width, "one token's cache")
+    per_request = cache_bytes(per_layer, token_layers(seq_len), exact_width, "one request")
+    total = cache_bytes(per_layer, token_layers(seq_len) * requests, exact_width, "the total")
 
     reserved = waste = reserve_tokens = None
     if reserve is not None:
@@ -380,8 +390,8 @@ def kv_estimate(
                 f"reserve ({reserve_tokens:,} tokens) is less than seq_len ({seq_len:,} tokens); "
                 "a request cannot hold more than it reserved"
             )
-        reserved = _whole_bytes(
-            per_layer * token_layers(reserve_tokens) * exact_width * requests, "the reservation"
+        reserved = cache_bytes(
+            per_layer, token_layers(reserve_tokens) * requests, exact_width, "the reservation"
         )
         waste = float(1 - Fraction(total, reserved))
 
