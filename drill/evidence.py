@@ -4,6 +4,10 @@ A concept question may name claims (`evidence: [decode_memory_bound]`) that an
 engine run can back. `quote_evidence` turns the latest stored run into one or two
 lines with the device and the numbers, or, with no run yet, one line saying how
 to get one.
+
+CLAIM_NAMES is the one list of those claims: the bank's lint checks evidence names
+against it, and engine_check judges exactly these (engine_check imports drill,
+never the other way round).
 """
 
 from __future__ import annotations
@@ -16,6 +20,13 @@ HOW_TO_MEASURE = (
     "about a minute on a laptop CPU)."
 )
 MAX_LINES = 2
+CLAIM_NAMES = (
+    "decode_memory_bound",
+    "prefill_compute_bound",
+    "kv_formula_exact",
+    "cache_beats_recompute",
+    "batch_amortizes_decode",
+)
 
 
 def _where(run: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from drill.bank import Bank, LintError, display_path
 from drill.errors import BankError, ExprError
+from drill.evidence import CLAIM_NAMES
 from drill.instance import (
     PRESET_FIELDS,
     InstanceError,
@@ -34,7 +35,6 @@ from drill.schema import (
     OrderQuestion,
     PresetParam,
 )
-from engine_check.claims import CLAIM_NAMES
 
 DEFAULT_DRAWS = 200
 

@@ -20,6 +20,7 @@ Thresholds, chosen to be clear rather than generous:
 
 from __future__ import annotations
 
+from drill.evidence import CLAIM_NAMES
 from drill.units import format_quantity
 
 MBU_MIN = 0.5
@@ -33,13 +34,6 @@ OVER_COPY_NOTE = (
     "which the 2 x size count leaves out, so reading alone streams faster"
 )
 
-CLAIM_NAMES = (
-    "decode_memory_bound",
-    "prefill_compute_bound",
-    "kv_formula_exact",
-    "cache_beats_recompute",
-    "batch_amortizes_decode",
-)
 
 
 def pct(fraction: float) -> str:
