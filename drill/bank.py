@@ -523,8 +523,14 @@ def id_clashes(bank: Bank, other: Bank) -> list[LintError]:
     return problems
 
 
-def lint_bank(bank: Bank, draws: int = 200, **options: Any) -> list[LintError]:
-    """The lint checks of `drill.lint` (kept there; importable from here too)."""
-    from drill.lint import lint_bank as lint
-
-    return lint(bank, draws, **options)
+def eligible_questions(questions: Iterable[Any], topic: str | None) -> list[Any]:
+    """The questions of `topic` (all when None), in bank order; BankError if none match."""
+    questions = list(questions)
+    if topic is None:
+        return questions
+    chosen = [q for q in questions if q.topic == topic]
+    if not chosen:
+        topics = sorted({q.topic for q in questions})
+        listed = ", ".join(topics) if topics else "none: the bank is empty"
+        raise BankError(f"no questions with topic '{topic}' (topics: {listed})")
+    return chosen

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from drill.errors import BankError, KvdrillError, StoreError
+from drill.bank import eligible_questions
+from drill.errors import KvdrillError, StoreError
 from drill.review import Review
 from drill.review_store import (
     Performance,
@@ -110,19 +111,6 @@ def local_day_start(now: datetime, tz: tzinfo | None = None) -> datetime:
     """Midnight of `now`'s calendar day in `tz` (the system's zone when None)."""
     local = now.astimezone(tz)
     return local.replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-def eligible_questions(questions: Iterable[Any], topic: str | None) -> list[Any]:
-    """The questions of `topic` (all when None), in bank order; BankError if none match."""
-    questions = list(questions)
-    if topic is None:
-        return questions
-    chosen = [q for q in questions if q.topic == topic]
-    if not chosen:
-        topics = sorted({q.topic for q in questions})
-        listed = ", ".join(topics) if topics else "none: the bank is empty"
-        raise BankError(f"no questions with topic '{topic}' (topics: {listed})")
-    return chosen
 
 
 def plan_due(

@@ -232,7 +232,7 @@ def test_bank_list_json_and_topic_filter():
 def test_bank_list_unknown_topic():
     result = run("bank", "list", "--topic", "astrology")
     assert result.exit_code == 1
-    assert result.output.startswith("Error: no questions with topic 'astrology'; topics: ")
+    assert result.output.startswith("Error: no questions with topic 'astrology' (topics: ")
 
 
 def test_bank_list_table():

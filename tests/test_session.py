@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from drill.bank import load_bank
+from drill.bank import eligible_questions, load_bank
 from drill.errors import BankError
 from drill.review import Review
 from drill.review_store import (
@@ -26,7 +26,6 @@ from drill.session import (
     PlanItem,
     SessionIO,
     SessionOptions,
-    eligible_questions,
     human_span,
     item_seed,
     local_day_start,

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from drill.commands.options import bank_option
-from drill.errors import BankError
 
 
 @click.group()
@@ -26,13 +25,11 @@ def list_cmd(topic: str | None, as_json: bool, banks: tuple[Path, ...]) -> None:
     --json prints a list of objects with id, kind, topic, difficulty, tags,
     deck, file and line.
     """
-    from drill.bank import display_path, load_default_bank
+    from drill.bank import display_path, eligible_questions, load_default_bank
 
     loaded = load_default_bank(banks)
     rows = []
-    for question in loaded:
-        if topic and question.topic != topic:
-            continue
+    for question in eligible_questions(loaded, topic):
         source = loaded.source(question.id)
         rows.append(
             {
@@ -46,9 +43,6 @@ def list_cmd(topic: str | None, as_json: bool, banks: tuple[Path, ...]) -> None:
                 "line": source.line,
             }
         )
-    if topic and not rows:
-        topics = sorted({q.topic for q in loaded})
-        raise BankError(f"no questions with topic '{topic}'; topics: {', '.join(topics)}")
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

@@ -69,11 +69,10 @@ def _key_path_for(output: Path) -> Path:
 @db_option("Database file (read for --focus weak).")
 @now_option
 def sheet(count, seed, topic, focus, fmt, output, key_path, banks, db_path, now_text) -> None:
-    from drill.bank import load_default_bank
+    from drill.bank import eligible_questions, load_default_bank
     from drill.errors import KvdrillError
     from drill.instance import make_instance
     from drill.outfile import protected_files, refuse_protected, write_text
-    from drill.session import eligible_questions
     from drill.sheet import RENDERERS, build_documents, choose_questions, weak_weights
 
     if key_path is None and output is not None:
