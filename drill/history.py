@@ -38,7 +38,6 @@ from drill.review import (
     FIELDS,
     REQUIRED,
     RecordError,
-    Review,
     checked_values,
     record_of,
 )
@@ -157,12 +156,6 @@ def _csv_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]]:
             yield number, {h: (c if c != "" else None) for h, c in zip(header, cells, strict=True)}
     except csv.Error as exc:
         raise HistoryError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
-
-
-def read_reviews(path: Path, fmt: str | None = None) -> Iterator[Review]:
-    """Stream the checked reviews of a history file; HistoryError names FILE:LINE."""
-    for _number, values in _numbered_values(path, fmt):
-        yield Review(*values)
 
 
 def _numbered_values(path: Path, fmt: str | None) -> Iterator[tuple[int, tuple]]:

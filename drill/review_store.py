@@ -186,11 +186,3 @@ def rescue_review(db, review: Review) -> Path:
         out.flush()
         os.fsync(out.fileno())
     return target
-
-
-def reviews_of_session(db, session_id: str) -> list[dict[str, Any]]:
-    return list(
-        db.query(
-            "select * from reviews where session_id = ? order by reviewed_at, rowid", [session_id]
-        )
-    )

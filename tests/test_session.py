@@ -19,7 +19,6 @@ from drill.review_store import (
     new_cards_since,
     performance_by_question,
     record_answer,
-    reviews_of_session,
     start_session,
 )
 from drill.session import (
@@ -191,7 +190,8 @@ def test_record_answer_writes_review_card_and_session_counts_together(tmp_path):
                   counted_correct=False)
     end_session(db, "s1", iso(T0 + timedelta(minutes=2)))
     assert get_card(db, "a") == new_row  # cram left the schedule alone
-    assert [r["cram"] for r in reviews_of_session(db, "s1")] == [0, 1]
+    crams = db.execute("select cram from reviews where session_id = 's1' order by rowid")
+    assert [cram for (cram,) in crams] == [0, 1]
     session = db["sessions"].get("s1")
     assert (session["answered"], session["correct"]) == (2, 1)
     assert session["ended_at"] == iso(T0 + timedelta(minutes=2))
