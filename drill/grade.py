@@ -3,8 +3,8 @@
 `grade(instance, text)` dispatches on the instance's kind:
 
 numeric   The answer is read by `drill.units.parse_answer` into base units and
-          compared with the expected value under the instance's tolerance (default
-          1 % relative). In order, the verdict is
+          compared with the expected value under the instance's tolerance
+          (drill.schema.Tolerance, by default 1 % relative). In order, the verdict is
             correct        the value matches (a bare number is read in base units);
             unit           a bare number that matches in the unit the answer is shown
                            in ("0.5" for 0.5 GiB, "75" for 75 %): right, rated Hard;
@@ -43,6 +43,7 @@ from drill.units import (
     ANSWER_EXAMPLES,
     Parsed,
     best_fit_unit,
+    format_in,
     format_quantity,
     parse_answer,
     parse_unit,
@@ -53,7 +54,6 @@ Status = Literal["correct", "unit", "magnitude", "misconception", "unreadable", 
 AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
 # answers faster than this (per kind) suggest Easy
 FAST_MS = {"numeric": 15_000, "choice": 8_000, "order": 12_000}
-DEFAULT_TOLERANCE_REL = 0.01
 
 
 @dataclass(frozen=True)
@@ -126,50 +126,11 @@ _BARE_OK = frozenset(name for name, d in DIMENSIONS.items() if d.bare)
 _FLOP_DIMS = frozenset({"flop", "flop_per_s", "flop_per_byte"})
 
 
-def _tolerance_rel(instance: Instance, expected: float) -> float:
-    """The instance's tolerance as a relative one, for the ratio-based checks."""
-    if instance.tolerance_rel is not None:
-        return instance.tolerance_rel
-    if instance.tolerance_sig is not None:
-        return 0.5 * 10 ** (1 - instance.tolerance_sig)
-    if instance.tolerance_abs is not None and expected:
-        return max(instance.tolerance_abs / abs(expected), 1e-9)
-    return DEFAULT_TOLERANCE_REL
-
-
-def _round_sig(x: float, sig: int) -> float:
-    if x == 0 or not math.isfinite(x):
-        return x
-    return round(x, sig - 1 - math.floor(math.log10(abs(x))))
-
-
-def within_tolerance(value: float, target: float, instance: Instance) -> bool:
-    """Whether `value` counts as `target` under the instance's tolerance."""
-    if instance.tolerance_abs is not None:
-        return abs(value - target) <= instance.tolerance_abs
-    if instance.tolerance_sig is not None:
-        return _round_sig(value, instance.tolerance_sig) == _round_sig(
-            target, instance.tolerance_sig
-        )
-    rel = instance.tolerance_rel if instance.tolerance_rel is not None else DEFAULT_TOLERANCE_REL
-    return abs(value - target) <= rel * abs(target)
-
-
 def _show_symbol(instance: Instance, expected: float) -> str:
     """The unit the expected value is shown in: show_as, else the best fit."""
     if instance.show_as and parse_unit(instance.show_as) is not None:
         return instance.show_as
     return best_fit_unit(expected, instance.unit or "count")
-
-
-def format_in(value: float, symbol: str | None) -> str:
-    """`value` in the unit `symbol` (a symbol or a dimension), or bare when it has none."""
-    if not symbol:
-        return format_quantity(value, None)
-    try:
-        return format_quantity(value, symbol)
-    except ValueError:
-        return format_quantity(value, None)
 
 
 def format_expected(instance: Instance) -> str:
@@ -245,7 +206,7 @@ def grade_numeric(instance: Instance, answer_text: str) -> Verdict:
         expected,
         dimension,
         _show_symbol(instance, expected),
-        _tolerance_rel(instance, expected),
+        instance.tolerance.relative_to(expected),
     )
     try:
         parsed = parse_answer(answer_text if isinstance(answer_text, str) else "")
@@ -257,7 +218,7 @@ def grade_numeric(instance: Instance, answer_text: str) -> Verdict:
         return _grade_bare(ctx, parsed)
     if parsed.dimension != dimension and {parsed.dimension, dimension} not in _COUNTS:
         return _grade_wrong_dimension(ctx, parsed)
-    if within_tolerance(parsed.value, expected, instance):
+    if instance.tolerance.accepts(parsed.value, expected):
         return _verdict(ctx, "correct", True, parsed.value, feedback="")
     return _diagnose(ctx, parsed, (parsed.value,))
 
@@ -275,14 +236,14 @@ def _lenient_dimension(parsed: Parsed, dimension: str, text: str) -> Parsed:
 def _grade_bare(ctx: _Context, parsed: Parsed) -> Verdict:
     """A number without a unit: read in base units first, then in the shown unit."""
     instance, expected = ctx.instance, ctx.expected
-    if within_tolerance(parsed.value, expected, instance):
+    if instance.tolerance.accepts(parsed.value, expected):
         return _verdict(ctx, "correct", True, parsed.value)
     spec = parse_unit(ctx.symbol) if ctx.symbol else None
     readings = [parsed.value]
     in_shown_unit = parsed.value * spec.mul / spec.div if spec is not None else math.inf
     # a reading that overflows ("1e303" read as GiB) cannot be the answer meant
     if spec is not None and spec.factor != 1 and math.isfinite(in_shown_unit):
-        if within_tolerance(in_shown_unit, expected, instance):
+        if instance.tolerance.accepts(in_shown_unit, expected):
             if spec.symbol == "%":
                 note = (
                     f"Right, but a bare {parsed.number:g} is not a percentage: "
@@ -299,12 +260,12 @@ def _grade_wrong_dimension(ctx: _Context, parsed: Parsed) -> Verdict:
     instance, expected = ctx.instance, ctx.expected
     spec = parse_unit(ctx.symbol) if ctx.symbol else None
     number_matches = parsed.number is not None and (
-        within_tolerance(parsed.number, expected, instance)
-        or (spec is not None and within_tolerance(parsed.number * spec.factor, expected, instance))
+        instance.tolerance.accepts(parsed.number, expected)
+        or (spec is not None and instance.tolerance.accepts(parsed.number * spec.factor, expected))
     )
     wanted = dimension_words(ctx.dimension)
     given = dimension_words(parsed.dimension)
-    if number_matches or within_tolerance(parsed.value, expected, instance):
+    if number_matches or instance.tolerance.accepts(parsed.value, expected):
         feedback = (
             f"The number is right but {parsed.unit_symbol} is {given}; the answer is "
             f"{wanted}: {ctx.shown(expected)}."
@@ -333,10 +294,10 @@ def _diagnose(
 
     # the question's own named mistakes come first
     for wrong in instance.misconceptions:
-        if within_tolerance(wrong.value, expected, instance):
+        if instance.tolerance.accepts(wrong.value, expected):
             continue  # cannot tell it from the right answer on this draw
         for value in readings:
-            if within_tolerance(value, wrong.value, instance):
+            if instance.tolerance.accepts(value, wrong.value):
                 info = catalogue_entry(wrong.id)
                 text = (wrong.feedback or info.feedback).strip()
                 return _verdict(
@@ -583,5 +544,4 @@ __all__ = [
     "grade_concept",
     "grade_numeric",
     "grade_order",
-    "within_tolerance",
 ]

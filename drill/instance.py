@@ -19,6 +19,7 @@ from drill.schema import (
     OrderQuestion,
     PresetParam,
     RangeParam,
+    Tolerance,
 )
 
 Kind = Literal["numeric", "concept", "choice", "order"]
@@ -48,9 +49,7 @@ class Instance:
     expected: float | None = None
     unit: str | None = None  # a drill.schema.Unit
     show_as: str | None = None  # the unit symbol to display the expected value in
-    tolerance_rel: float | None = None
-    tolerance_abs: float | None = None
-    tolerance_sig: int | None = None
+    tolerance: Tolerance = Tolerance.default()
     solution: tuple[str, ...] = ()  # worked steps, numbers substituted
     misconceptions: tuple[MisconceptionValue, ...] = ()
     hint: str | None = None
@@ -339,7 +338,6 @@ def render_numeric(
         ):
             name, feedback = misconception_feedback(question, i, value, values, catalogue)
             wrong.append(MisconceptionValue(item.id, name, value, feedback))
-    tolerance = question.tolerance
     return Instance(
         **_common(question, seed),
         text=_render(qid, ("prompt",), question.prompt, values),
@@ -347,9 +345,7 @@ def render_numeric(
         expected=draw.expected,
         unit=question.unit,
         show_as=question.show_as,
-        tolerance_rel=tolerance.rel,
-        tolerance_abs=tolerance.abs,
-        tolerance_sig=tolerance.sig,
+        tolerance=question.tolerance,
         solution=tuple(
             _render(qid, ("solution", i), step, values) for i, step in enumerate(question.solution)
         ),

@@ -43,28 +43,6 @@ DEFAULT_DRAWS = 200
 EVIDENCE_NAMES = frozenset(CLAIM_NAMES)
 
 
-def _wrong_is_right(value: float, expected: float, question: NumericQuestion) -> bool:
-    """Whether the grader would accept `value` for `expected` (its own tolerance rule)."""
-    from drill.grade import within_tolerance
-    from drill.instance import Instance
-
-    tol = question.tolerance
-    probe = Instance(
-        question_id=question.id,
-        kind="numeric",
-        seed=0,
-        text="",
-        topic=question.topic,
-        difficulty=question.difficulty,
-        expected=expected,
-        unit=question.unit,
-        tolerance_rel=tol.rel,
-        tolerance_abs=tol.abs,
-        tolerance_sig=tol.sig,
-    )
-    return within_tolerance(value, expected, probe)
-
-
 class _Report:
     """Problems of one question, at most one per field."""
 
@@ -284,7 +262,7 @@ def _check_draws(question, report, draws, catalogue, presets, *, render: bool) -
             continue
         for i, value in enumerate(draw.misconception_values):
             field = ("misconceptions", i, "expr")
-            if not report.seen(field) and _wrong_is_right(value, expected, question):
+            if not report.seen(field) and question.tolerance.accepts(value, expected):
                 wrong_id = question.misconceptions[i].id
                 message = f"'{wrong_id}' gives the right answer ({value:g}) on seed {seed}"
                 report.add(field, message)

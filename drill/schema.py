@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from drill.dimensions import NAMES
 
@@ -175,6 +175,7 @@ class Tolerance:
     """
 
     __pydantic_config__ = _CONFIG
+    DEFAULT_REL: ClassVar[float] = 0.01
 
     rel: float | None = None
     abs: float | None = None
@@ -191,6 +192,46 @@ class Tolerance:
             raise ValueError(
                 f"tolerance sig must be 1 to {MAX_TOLERANCE_SIG} figures, not {self.sig}"
             )
+
+    @classmethod
+    def default(cls) -> Tolerance:
+        """1 % relative: what a question without a `tolerance` gets."""
+        return cls(rel=cls.DEFAULT_REL)
+
+    def accepts(self, value: float, target: float) -> bool:
+        """Whether `value` counts as `target`."""
+        if self.abs is not None:
+            return abs(value - target) <= self.abs
+        if self.sig is not None:
+            return _round_sig(value, self.sig) == _round_sig(target, self.sig)
+        return abs(value - target) <= self.relative_to(target) * abs(target)
+
+    def relative_to(self, expected: float) -> float:
+        """This tolerance as a relative one around `expected`, for checks by ratio."""
+        if self.rel is not None:
+            return self.rel
+        if self.sig is not None:
+            return 0.5 * 10 ** (1 - self.sig)
+        if self.abs is not None and expected:
+            return max(self.abs / abs(expected), 1e-9)
+        return self.DEFAULT_REL
+
+    def describe(self, unit: str | None) -> str:
+        """One sentence for an answer key: "Accepted within ±1 %." (`unit`: a dimension)."""
+        if self.abs is not None:
+            from drill.units import format_in
+
+            return f"Accepted within ±{format_in(self.abs, unit)}."
+        if self.sig is not None:
+            return f"Accepted to {self.sig} significant figures."
+        rel = self.rel if self.rel is not None else self.DEFAULT_REL
+        return f"Accepted within ±{100 * rel:g} %."
+
+
+def _round_sig(x: float, sig: int) -> float:
+    if x == 0 or not math.isfinite(x):
+        return x
+    return round(x, sig - 1 - math.floor(math.log10(abs(x))))
 
 
 @_record
@@ -243,7 +284,7 @@ class NumericQuestion(_Question):
     unit: Unit
     # the unit symbol the expected value is shown in (e.g. GiB, ms); default: best fit
     show_as: str | None = None
-    tolerance: Tolerance = Tolerance(rel=0.01)
+    tolerance: Tolerance = Tolerance.default()
     solution: Annotated[list[Annotated[str, AfterValidator(_template)]], Field(min_length=1)]
     misconceptions: list[Misconception] = field(default_factory=list)
     hint: Annotated[str, AfterValidator(_template)] | None = None

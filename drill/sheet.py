@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drill.grade import format_in
 from drill.text import printable
+from drill.units import format_in
 
 KIND_ORDER = ("numeric", "concept", "choice", "order")
 SECTION_TITLES = {
@@ -206,15 +206,6 @@ def expected_forms(instance: Any) -> list[str]:
     return list(dict.fromkeys(forms))  # distinct, in order
 
 
-def tolerance_text(instance: Any) -> str:
-    if instance.tolerance_abs is not None:
-        return f"Accepted within ±{format_in(instance.tolerance_abs, instance.unit)}."
-    if instance.tolerance_sig is not None:
-        return f"Accepted to {instance.tolerance_sig} significant figures."
-    rel = instance.tolerance_rel if instance.tolerance_rel is not None else 0.01
-    return f"Accepted within ±{100 * rel:g} %."
-
-
 def key_blocks(instance: Any) -> list[Block]:
     """What the answer key says about one item: the answer, then how to get it."""
     blocks: list[Block] = []
@@ -222,7 +213,7 @@ def key_blocks(instance: Any) -> list[Block]:
         first, *others = expected_forms(instance)
         also = f" (= {'; '.join(others)})" if others else ""
         blocks.append(Block("answer", f"{first}{also}"))
-        blocks.append(Block("text", tolerance_text(instance)))
+        blocks.append(Block("text", instance.tolerance.describe(instance.unit)))
         if instance.solution:
             blocks += [Block("label", "Worked solution"), Block("steps", items=instance.solution)]
         if instance.misconceptions:

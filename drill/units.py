@@ -305,6 +305,17 @@ def format_quantity(value: float, unit_or_dimension: str | None, digits: int = 3
     return _with_symbol(format_number(_in_unit(value, spec), digits), spec)
 
 
+def format_in(value: float, symbol: str | None) -> str:
+    """`value` in the unit `symbol` (a symbol or a dimension), or bare when it has none
+    or one this module cannot read."""
+    if not symbol:
+        return format_quantity(value, None)
+    try:
+        return format_quantity(value, symbol)
+    except ValueError:
+        return format_quantity(value, None)
+
+
 def format_bytes(n: float, binary: bool = True, digits: int = 3) -> str:
     """A byte count in the best-fitting unit: "512 MiB", "8 GiB", "537 MB" (binary=False)."""
     symbol = best_fit_unit(n, "bytes", binary=binary, digits=digits)

@@ -10,6 +10,7 @@ from drill.errors import BankError
 from drill.grade import Verdict, grade
 from drill.instance import Instance, MisconceptionValue
 from drill.misconceptions import MisconceptionInfo, load_misconception_catalogue
+from drill.schema import Tolerance
 from drill.units import ANSWER_EXAMPLES, format_quantity
 
 GIB, MIB = 2**30, 2**20
@@ -21,7 +22,7 @@ def wrong(mid: str, value: float, feedback: str | None = None) -> MisconceptionV
     return MisconceptionValue(mid, info.name, value, feedback or info.feedback)
 
 
-def numeric(expected, unit, show_as=None, misconceptions=(), **tolerance) -> Instance:
+def numeric(expected, unit, show_as=None, misconceptions=(), tolerance=None) -> Instance:
     return Instance(
         question_id="q",
         kind="numeric",
@@ -33,7 +34,7 @@ def numeric(expected, unit, show_as=None, misconceptions=(), **tolerance) -> Ins
         unit=unit,
         show_as=show_as,
         misconceptions=tuple(misconceptions),
-        **tolerance,
+        tolerance=tolerance or Tolerance.default(),
     )
 
 
@@ -56,9 +57,9 @@ WASTE = numeric(0.75, "fraction", "%", [wrong("percent-vs-fraction", 75)])
 PREFILL = numeric(2 * 7e9 * 2048, "flop", "TFLOP")  # 2 FLOPs per parameter per token
 PEAK = numeric(989e12, "flop_per_s", "TFLOP/s")
 TIMES = numeric(4, "count", "×", [wrong("inverted-ratio", 0.25)])
-FIT = numeric(12, "requests", None, [wrong("forgot-weights", 19)], tolerance_abs=0.5)
+FIT = numeric(12, "requests", None, [wrong("forgot-weights", 19)], tolerance=Tolerance(abs=0.5))
 TOKENS = numeric(4096, "tokens", None, [wrong("per-token-not-total", 1)])
-SIG = numeric(536870912, "bytes", "GiB", tolerance_sig=2)
+SIG = numeric(536870912, "bytes", "GiB", tolerance=Tolerance(sig=2))
 INSTANCES = {
     "kv": KV,
     "step": STEP,

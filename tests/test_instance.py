@@ -15,7 +15,7 @@ from drill.errors import BankError
 from drill.instance import InstanceError, draw_numeric, make_instance
 from drill.kvmath import ModelShape
 from drill.render import format_value, placeholders, render
-from drill.schema import Question
+from drill.schema import Question, Tolerance
 
 BANKS = Path(__file__).parent / "banks"
 
@@ -50,7 +50,7 @@ def test_worked_example_renders_exactly(bank):
     assert inst.expected == 536870912
     assert inst.unit == "bytes"
     assert inst.show_as == "GiB"
-    assert inst.tolerance_rel == 0.01
+    assert inst.tolerance == Tolerance(rel=0.01)
     assert inst.params == {
         "layers": 32,
         "kv_heads": 8,
