@@ -1,4 +1,4 @@
-"""The deck cache: a warm load gives the same questions; edits, garbage and lint bypass it."""
+"""The deck cache: warm loads give the same questions; edits, new code, garbage, lint bypass it."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import os
 import pickle
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+import drill
 from drill import deck_cache
 from drill.bank import builtin_bank_files, load_bank, load_default_bank, read_bank
 from drill.cli import cli
@@ -144,3 +146,56 @@ def test_lint_reads_the_source_even_when_a_cache_entry_claims_it_is_fine(_isolat
         f"{path}:3: q-cached: missing field 'answer'",
         f"{path}:9: q-cached: unknown field 'answr' (did you mean 'answer'?)",
     ]
+
+
+def same_size_and_time(path: Path, old: str, new: str) -> None:
+    """Edit `path` so that neither its size nor its modification time changes."""
+    assert len(old.encode()) == len(new.encode())
+    stat = path.stat()
+    write(path, path.read_text(encoding="utf-8").replace(old, new))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+# what an entry's key records about the code that wrote it: the entry layout, the
+# kvdrill version, and the reader modules (a module added to the list stamps differently)
+NEW_LOADER = [
+    pytest.param(deck_cache, "ENTRY_FORMAT", deck_cache.ENTRY_FORMAT + 1, id="entry-format"),
+    pytest.param(drill, "__version__", f"{drill.__version__}.post1", id="kvdrill-version"),
+    pytest.param(
+        deck_cache,
+        "_READER_MODULES",
+        (*deck_cache._READER_MODULES, "reader_added_later.py"),
+        id="reader-modules",
+    ),
+]
+
+
+@pytest.mark.parametrize(("owner", "name", "value"), NEW_LOADER)
+def test_a_new_loader_version_reads_and_validates_the_file_again(
+    tmp_path, monkeypatch, owner, name, value
+):
+    cache_dir = tmp_path / "cache"
+    path = write(tmp_path / "deck.yaml", NUMERIC)
+    load_bank([path], cache_dir)
+    # break the file without changing its size or time: the entry still matches it,
+    # and the same loader believes the entry...
+    same_size_and_time(path, "    answer: n * 2", "    answr:  n * 2")
+    bank, problems = read_bank([path], cache_dir)
+    assert problems == []
+    assert bank.get("q-cached").answer == "n * 2"
+    assert bank.source("q-cached").raw is None
+    # ...a new one does not: it reads the file and finds what is wrong with it
+    monkeypatch.setattr(owner, name, value)
+    bank, problems = read_bank([path], cache_dir)
+    assert [(p.line, p.message) for p in problems] == [
+        (3, "missing field 'answer'"),
+        (9, "unknown field 'answr' (did you mean 'answer'?)"),
+    ]
+    assert bank.ids == []
+    # mended, the file is read from source once, then served from a new entry
+    same_size_and_time(path, "    answr:  n * 2", "    answer: n + 2")
+    assert load_bank([path], cache_dir).source("q-cached").raw is not None
+    warm = load_bank([path], cache_dir)
+    assert warm.source("q-cached").raw is None
+    assert warm.get("q-cached").answer == "n + 2"
+    assert len(entries(cache_dir)) == 2
