@@ -11,10 +11,10 @@ hide the problems of the next.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from drill.errors import BankError
 
@@ -126,7 +126,7 @@ def _question_fields(kind: Any) -> list[str]:
     return [f.name for f in fields(model)] if model else []
 
 
-def _describe(error: dict[str, Any], raw: Any) -> tuple[int, str]:
+def _describe(error: Mapping[str, Any], raw: Any) -> tuple[int, str]:
     """(line, message) for one pydantic error on the question mapping `raw`."""
     loc = error.get("loc", ())
     line, name = locate(raw, loc)
@@ -267,6 +267,7 @@ def _read_deck(path: Path, data: Any):
         what = "empty" if data is None else "not a mapping"
         message = f"bank file is {what}; expected the keys deck and questions"
         return None, [], [LintError(shown, line, None, message)]
+    data = cast("LocatedMap", data)
     for key in data:
         if key not in DECK_KEYS:
             message = f"unknown top-level key '{key}' (expected deck, description, questions)"

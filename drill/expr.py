@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from typing import cast
 
 from drill.errors import ExprError
 
@@ -267,17 +268,19 @@ def _bracket_depth(text: str) -> int:
 def _compile_node(node: ast.AST, names: set[str]) -> _Node:
     if isinstance(node, ast.Constant):
         value = node.value
+        number: int | float
         if type(value) is int:
-            value = _check_int(value)
+            number = _check_int(value)
         elif type(value) is float:
-            value = _finite(value)
+            number = _finite(value)
         else:
             raise ExprError(f"{value!r} is not a number; only {_ALLOWED_TEXT} are allowed")
-        return lambda env: value
+        return lambda env: number
     if isinstance(node, ast.Name):
         name = node.id
         names.add(name)
-        return lambda env: env[name]  # presence and type checked in Expr.evaluate
+        # presence and type checked in Expr.evaluate
+        return lambda env: cast("int | float", env[name])
     if isinstance(node, ast.BinOp):
         op = _BINOPS.get(type(node.op))
         if op is None:

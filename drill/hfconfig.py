@@ -51,12 +51,15 @@ def shape_from_config(path: str | Path) -> ModelShape:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def _int_field(d: dict, key: str, *, required: bool = True) -> int | None:
+def _int_field(d: dict, key: str) -> int:
+    """A required count field."""
     if d.get(key) is None:
-        if required:
-            raise ConfigError(f"missing field {key}")
-        return None
+        raise ConfigError(f"missing field {key}")
     return check_count(d[key], key)
+
+
+def _optional_int_field(d: dict, key: str) -> int | None:
+    return None if d.get(key) is None else check_count(d[key], key)
 
 
 def shape_from_config_dict(
@@ -73,24 +76,24 @@ def shape_from_config_dict(
             d["torch_dtype"] = outer_dtype
     layers = _int_field(d, "num_hidden_layers")
     q_heads = _int_field(d, "num_attention_heads")
-    kv_heads = _int_field(d, "num_key_value_heads", required=False) or q_heads
+    kv_heads = _optional_int_field(d, "num_key_value_heads") or q_heads
     if q_heads % kv_heads:
         raise ConfigError(
             f"num_attention_heads ({q_heads}) is not a multiple of num_key_value_heads ({kv_heads})"
         )
-    hidden = _int_field(d, "hidden_size", required=False)
-    kv_lora_rank = _int_field(d, "kv_lora_rank", required=False)
+    hidden = _optional_int_field(d, "hidden_size")
+    kv_lora_rank = _optional_int_field(d, "kv_lora_rank")
     qk_rope = None
     if kv_lora_rank is not None:
         qk_rope = _int_field(d, "qk_rope_head_dim")
         # MLA's per-head width d_h: the paper's MHA comparison uses it for K and V
-        head_dim = _int_field(d, "v_head_dim", required=False) or _int_field(
-            d, "qk_nope_head_dim", required=False
+        head_dim = _optional_int_field(d, "v_head_dim") or _optional_int_field(
+            d, "qk_nope_head_dim"
         )
     else:
         head_dim = None
     # an explicit head_dim wins over hidden_size / heads (Gemma 2 9B: 256, not 3584/16 = 224)
-    head_dim = head_dim or _int_field(d, "head_dim", required=False)
+    head_dim = head_dim or _optional_int_field(d, "head_dim")
     if head_dim is None:
         if hidden is None:
             raise ConfigError("missing field head_dim (and no hidden_size to derive it)")

@@ -261,7 +261,7 @@ def rebuild_cards(db: Database, scheduler) -> int:
     )
     reviews = ({"question_id": q, "reviewed_at": t, "rating": r} for q, t, r in cursor)
     cards = replay(scheduler, reviews)
-    db["cards"].insert_all(cards.values(), pk="question_id", replace=True, batch_size=BATCH_SIZE)
+    db.table("cards").insert_all(cards.values(), pk="question_id", replace=True, batch_size=BATCH_SIZE)
     return len(cards)
 
 

@@ -369,7 +369,7 @@ def kv_estimate(
     global_layers = shape.layers - window_layers
     cached = min(seq_len, window) if window is not None else seq_len
 
-    if shape.is_mla:
+    if shape.kv_lora_rank is not None and shape.qk_rope_head_dim is not None:  # MLA
         per_layer = shape.kv_lora_rank + shape.qk_rope_head_dim  # one latent, no K/V pair
     else:
         per_layer = 2 * shape.kv_heads * shape.head_dim

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from drill.errors import KvdrillError
 
@@ -54,7 +54,7 @@ def atomic_output(path: Path, protected: Iterable[Path] = (), *, binary: bool = 
     """
     refuse_protected(path, protected)
     mode = "wb" if binary else "w"
-    text_args = {} if binary else {"encoding": "utf-8", "newline": ""}
+    text_args: dict[str, Any] = {} if binary else {"encoding": "utf-8", "newline": ""}
     try:
         existing = path.stat()
     except FileNotFoundError:

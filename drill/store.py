@@ -48,7 +48,7 @@ migrations = Migrations("kvdrill")
 
 @migrations()
 def m001_initial(db: Database) -> None:
-    db["cards"].create(
+    db.table("cards").create(
         {
             "question_id": str,
             "state": int,  # fsrs.State: 1 learning, 2 review, 3 relearning
@@ -64,7 +64,7 @@ def m001_initial(db: Database) -> None:
         not_null={"question_id", "state", "due", "reps", "lapses"},
         if_not_exists=True,
     )
-    db["reviews"].create(
+    db.table("reviews").create(
         {
             "id": str,  # uuid4
             "question_id": str,
@@ -85,7 +85,7 @@ def m001_initial(db: Database) -> None:
         not_null={"id", "question_id", "reviewed_at", "rating"},
         if_not_exists=True,
     )
-    db["sessions"].create(
+    db.table("sessions").create(
         {
             "id": str,
             "started_at": str,
@@ -98,7 +98,7 @@ def m001_initial(db: Database) -> None:
         not_null={"id", "started_at"},
         if_not_exists=True,
     )
-    db["engine_runs"].create(
+    db.table("engine_runs").create(
         {
             "id": int,
             "created_at": str,
@@ -111,9 +111,9 @@ def m001_initial(db: Database) -> None:
         not_null={"created_at", "result"},
         if_not_exists=True,
     )
-    db["reviews"].create_index(["reviewed_at"], if_not_exists=True)
-    db["reviews"].create_index(["question_id", "reviewed_at"], if_not_exists=True)
-    db["cards"].create_index(["due"], if_not_exists=True)
+    db.table("reviews").create_index(["reviewed_at"], if_not_exists=True)
+    db.table("reviews").create_index(["question_id", "reviewed_at"], if_not_exists=True)
+    db.table("cards").create_index(["due"], if_not_exists=True)
 
 
 @migrations()
@@ -128,12 +128,12 @@ def m002_covering_review_indexes(db: Database) -> None:
     """
     db.execute("drop index if exists idx_reviews_reviewed_at")
     db.execute("drop index if exists idx_reviews_question_id_reviewed_at")
-    db["reviews"].create_index(
+    db.table("reviews").create_index(
         ["reviewed_at", "question_id", "rating", "correct", "cram"],
         index_name="idx_reviews_time_cover",
         if_not_exists=True,
     )
-    db["reviews"].create_index(
+    db.table("reviews").create_index(
         ["question_id", "reviewed_at", "rating", "correct", "cram"],
         index_name="idx_reviews_question_cover",
         if_not_exists=True,

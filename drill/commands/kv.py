@@ -179,7 +179,8 @@ def render_estimate(e: kvmath.KvEstimate) -> str:
         rows.append(
             (
                 "waste",
-                f"{format_quantity(e.waste_fraction, 'fraction')} of the reservation is empty",
+                f"{format_quantity(e.waste_fraction or 0.0, 'fraction')} of the reservation "
+                "is empty",
             )
         )
     width = max(len(label) for label, _ in rows) + 2
