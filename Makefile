@@ -1,6 +1,7 @@
 # Two entry points, both self-contained on a machine with only Python 3:
 #   make quiz   create .venv, install kvdrill, start today's quiz
 #   make test   create .venv, install kvdrill with test extras and CPU torch, run the suite
+#   make typecheck   mypy over drill/ (not part of `make test`)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -9,7 +10,7 @@ BIN    := $(VENV)/bin
 TORCH_SPEC     ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
 
-.PHONY: quiz test lint clean
+.PHONY: quiz test typecheck clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +30,10 @@ quiz: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check drill engine_check tests benchmarks
 	$(BIN)/python -m pytest
+
+typecheck: $(VENV)/.installed-test
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[typecheck]"
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
