@@ -8,21 +8,16 @@ import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from drill.errors import BankError
 from drill.schema import (
     ChoiceParam,
-    ChoiceQuestion,
-    ConceptQuestion,
     NumericQuestion,
-    OrderQuestion,
     PresetParam,
     RangeParam,
     Tolerance,
 )
-
-Kind = Literal["numeric", "concept", "choice", "order"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +33,7 @@ class MisconceptionValue:
 @dataclass(frozen=True)
 class Instance:
     question_id: str
-    kind: Kind
+    kind: str  # a name in drill.kinds.KINDS
     seed: int
     text: str  # the prompt with this draw's numbers substituted
     topic: str
@@ -259,7 +254,17 @@ def misconception_feedback(
     return name, _render(question.id, field, item.feedback, {**values, "value": value})
 
 
-def _common(question: Any, seed: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DrawSources:
+    """What a numeric draw reads besides its question: model presets by name and the
+    misconception catalogue by id (None: the built-in ones, loaded when needed)."""
+
+    presets: Mapping[str, Any] | None = None
+    catalogue: Mapping[str, Any] | None = None
+
+
+def common_fields(question: Any, seed: int) -> dict[str, Any]:
+    """The Instance fields every kind takes from its question as they are."""
     return {
         "question_id": question.id,
         "kind": question.kind,
@@ -276,48 +281,14 @@ def make_instance(
     presets: Mapping[str, Any] | None = None,
     catalogue: Mapping[str, Any] | None = None,
 ) -> Instance:
-    """The concrete item for `question` and `seed`: same id and seed, same item."""
-    if isinstance(question, NumericQuestion):
-        draw = draw_numeric(question, seed, presets)
-        return render_numeric(question, seed, draw, catalogue=catalogue)
-    rng = instance_rng(question.id, seed)
-    base = {**_common(question, seed), "text": question.prompt, "explanation": question.explanation}
-    if isinstance(question, ConceptQuestion):
-        return Instance(
-            **base,
-            answer_text=question.answer,
-            key_points=tuple((k.point, tuple(k.cues)) for k in question.key_points),
-            evidence=tuple(question.evidence),
-        )
-    if isinstance(question, ChoiceQuestion):
-        order = list(range(len(question.options)))
-        rng.shuffle(order)
-        shown = [question.options[i] for i in order]
-        return Instance(
-            **base,
-            options=tuple(o.text for o in shown),
-            option_why=tuple(o.why for o in shown),
-            correct_options=tuple(k for k, o in enumerate(shown) if o.correct),
-        )
-    if isinstance(question, OrderQuestion):
-        order = _shuffled_not_identity(len(question.items), rng)
-        return Instance(
-            **base,
-            items=tuple(question.items[i] for i in order),
-            # correct_order[k]: where the k-th item of the right order is shown
-            correct_order=tuple(order.index(k) for k in range(len(order))),
-        )
-    raise BankError(f"{question.id}: unknown question kind {question.kind!r}")
+    """The concrete item for `question` and `seed`: same id and seed, same item.
 
+    The question's kind makes it (drill.kinds); `presets` and `catalogue` replace
+    the built-in model presets and misconception catalogue of a numeric draw.
+    """
+    from drill.kinds import kind_of  # here, not above: each kind imports this module
 
-def _shuffled_not_identity(n: int, rng: random.Random) -> list[int]:
-    """A shuffle of range(n) that is not already in order (an order drill needs one)."""
-    order = list(range(n))
-    for _ in range(20):
-        rng.shuffle(order)
-        if order != sorted(order):
-            return order
-    return order[::-1]
+    return kind_of(question.kind).make_instance(question, seed, DrawSources(presets, catalogue))
 
 
 def render_numeric(
@@ -339,7 +310,7 @@ def render_numeric(
             name, feedback = misconception_feedback(question, i, value, values, catalogue)
             wrong.append(MisconceptionValue(item.id, name, value, feedback))
     return Instance(
-        **_common(question, seed),
+        **common_fields(question, seed),
         text=_render(qid, ("prompt",), question.prompt, values),
         params=dict(draw.values),
         expected=draw.expected,

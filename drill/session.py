@@ -22,6 +22,7 @@ from typing import Any
 
 from drill.bank import eligible_questions
 from drill.errors import KvdrillError, StoreError
+from drill.kinds import kind_of
 from drill.review import Review
 from drill.review_store import (
     Performance,
@@ -47,14 +48,6 @@ from drill.text import printable, stored_answer
 RATING_NAMES = {1: "again", 2: "hard", 3: "good", 4: "easy"}
 LEARNING_STATES = (1, 3)  # fsrs.State.Learning, fsrs.State.Relearning
 DAY = timedelta(days=1)
-
-ANSWER_EXAMPLES = {
-    "numeric": "answers look like 0.5 GiB, 536,870,912, 2*32*8*128*4096*2, 75% or 3/4",
-    "choice": "answer with an option's number, e.g. 2 (several: 1 3)",
-    "order": "answer with the numbers in the right order, e.g. 3 1 2",
-    "concept": "type what you remember, or just press Enter",
-}
-
 
 @dataclass(frozen=True)
 class SessionOptions:
@@ -221,23 +214,12 @@ def render_summary(result: SessionResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _prompt_text(instance) -> list[str]:
-    lines = [instance.text.rstrip()]
-    if instance.kind == "choice":
-        lines += [f"  {i}. {text}" for i, text in enumerate(instance.options, 1)]
-    elif instance.kind == "order":
-        lines += [f"  {i}. {text}" for i, text in enumerate(instance.items, 1)]
-    return lines
-
-
 def render_verdict(instance, verdict) -> list[str]:
     """The feedback after an auto-graded answer (numeric, choice, order)."""
     if verdict.correct:
         first = "Right"
         if instance.kind == "numeric":
-            from drill.grade import format_expected
-
-            first += f": {format_expected(instance)}"
+            first += f": {kind_of(instance.kind).expected_text(instance)}"
         lines = [first + "."]
     else:
         lines = ["Wrong."]
@@ -341,10 +323,10 @@ class _Session:
             self.say("", f"[{position}/{total}] skipped {question.id}: {exc}")
             return
         tag = {"learning": "again", "due": "review", "new": "new", "cram": "cram"}[item.why]
-        self.say("", f"[{position}/{total}] {question.topic} · {tag}", *_prompt_text(instance))
+        kind = kind_of(instance.kind)
+        self.say("", f"[{position}/{total}] {question.topic} · {tag}", *kind.prompt_lines(instance))
         shown_at = self.io.now()
         hinted = False
-        kind = instance.kind
         while True:
             text = self.ask("> ")
             command = text.strip().lower()
@@ -362,22 +344,22 @@ class _Session:
                     self.say("No hint for this one.")
                 continue
             if command in ("?", "help"):
-                self.say(f"Type your answer ({ANSWER_EXAMPLES[kind]}); h hint, s skip, q quit.")
+                self.say(f"Type your answer ({kind.answer_examples}); h hint, s skip, q quit.")
                 continue
-            if not command and kind != "concept":
-                self.say(f"Type an answer ({ANSWER_EXAMPLES[kind]}); h hint, s skip, q quit.")
+            if not command and not kind.self_rated:
+                self.say(f"Type an answer ({kind.answer_examples}); h hint, s skip, q quit.")
                 continue
             duration_ms = int((self.io.now() - shown_at).total_seconds() * 1000)
             verdict = self.deps.grade(instance, text, duration_ms=duration_ms, hinted=hinted)
             if verdict.status != "unreadable":
                 break
             # the grader's message says what was wrong and shows examples; ask again
-            message = verdict.feedback.strip() or f"Cannot read that ({ANSWER_EXAMPLES[kind]})"
+            message = verdict.feedback.strip() or f"Cannot read that ({kind.answer_examples})"
             self.say(message[:1].upper() + message[1:])
         suggested = int(verdict.rating)
         if hinted:
             suggested = min(suggested, 2)
-        if kind == "concept":
+        if kind.self_rated:
             self.say(*render_model_answer(instance, verdict))
             if instance.evidence:
                 self.say(*self.deps.evidence_lines(instance.evidence))
@@ -413,7 +395,7 @@ class _Session:
     def store(self, result: SessionResult, instance, verdict, text: str, rating: int,
               duration_ms: int) -> None:
         now = self.io.now()
-        graded = instance.kind != "concept"
+        graded = not kind_of(instance.kind).self_rated
         correct = bool(verdict.correct) if graded else None
         counted_right = correct if graded else rating > 1
         review = Review(

@@ -23,22 +23,13 @@ import html
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from drill.document import Block, Document, Item, Section, letter
+from drill.kinds import KINDS, kind_of
 from drill.text import printable
-from drill.units import format_in
 
-KIND_ORDER = ("numeric", "concept", "choice", "order")
-SECTION_TITLES = {
-    "numeric": "Calculations",
-    "concept": "Explain",
-    "choice": "Multiple choice",
-    "order": "Put in order",
-}
 TITLE = "kvdrill mock interview"
-# lines of writing space per kind on the sheet
-SPACE_LINES = {"numeric": 5, "concept": 8, "choice": 1, "order": 1}
 WEAK_WEIGHT_MAX = 5.0  # weight of a question never recalled and never right
 WEAK_WEIGHT_MIN = 0.5  # weight of a question recalled perfectly
 UNSEEN_WEIGHT = 1.0
@@ -119,7 +110,8 @@ def choose_questions(
 
 
 def _kind_rank(kind: str) -> int:
-    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+    """Where a kind's part comes on the sheet: the order of drill.kinds.KINDS."""
+    return list(KINDS).index(kind) if kind in KINDS else len(KINDS)
 
 
 def weak_weights(figures: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -138,110 +130,9 @@ def weak_weights(figures: Sequence[Mapping[str, Any]]) -> dict[str, float]:
 # ---------------------------------------------------------------------------- blocks
 
 
-@dataclass(frozen=True)
-class Block:
-    """One piece of an item. kind: text | label | note | answer | command | steps |
-    bullets | options | space; `text` for text/label/note/answer/command, `items` for lists, `lines`
-    for space (lines to write on)."""
-
-    kind: str
-    text: str = ""
-    items: tuple[str, ...] = ()
-    lines: int = 0
-
-
-@dataclass(frozen=True)
-class Item:
-    number: int
-    title: str  # shown after the number
-    blocks: tuple[Block, ...]
-
-
-@dataclass(frozen=True)
-class Section:
-    title: str
-    items: tuple[Item, ...]
-
-
-@dataclass(frozen=True)
-class Document:
-    title: str
-    intro: str
-    sections: tuple[Section, ...]
-
-
-def _letter(index: int) -> str:
-    return chr(ord("A") + index) if index < 26 else f"{index + 1}"
-
-
-def question_blocks(instance: Any) -> list[Block]:
-    blocks = [Block("text", instance.text.strip())]
-    if instance.kind == "choice":
-        blocks.append(Block("options", items=instance.options))
-        blocks.append(Block("note", "Choose every option that is right."))
-    elif instance.kind == "order":
-        blocks.append(Block("options", items=instance.items))
-        blocks.append(Block("note", "Write the letters in the right order."))
-    blocks.append(Block("space", lines=SPACE_LINES.get(instance.kind, 3)))
-    return blocks
-
-
-def expected_forms(instance: Any) -> list[str]:
-    """The expected value as shown (show_as or best fit), then other useful forms:
-    exact bytes and decimal units for bytes, seconds and best fit for times."""
-    from drill.units import format_bytes, format_number
-
-    value, unit = instance.expected, instance.unit
-    forms = [format_in(value, instance.show_as or unit)]
-    if unit not in (None, "count"):  # a plain count has no other unit to show
-        forms.append(format_in(value, unit))
-    if unit == "bytes":
-        if float(value).is_integer():
-            forms.append(f"{int(value):,} bytes")
-        forms.append(format_bytes(value, binary=False))
-    elif unit == "seconds":
-        forms.append(format_in(value, "s"))
-    elif unit == "fraction":
-        forms.append(format_number(value))
-    return list(dict.fromkeys(forms))  # distinct, in order
-
-
 def key_blocks(instance: Any) -> list[Block]:
     """What the answer key says about one item: the answer, then how to get it."""
-    blocks: list[Block] = []
-    if instance.kind == "numeric":
-        first, *others = expected_forms(instance)
-        also = f" (= {'; '.join(others)})" if others else ""
-        blocks.append(Block("answer", f"{first}{also}"))
-        blocks.append(Block("text", instance.tolerance.describe(instance.unit)))
-        if instance.solution:
-            blocks += [Block("label", "Worked solution"), Block("steps", items=instance.solution)]
-        if instance.misconceptions:
-            wrong = tuple(
-                f"{m.name}: {format_in(m.value, instance.show_as or instance.unit)}"
-                for m in instance.misconceptions
-            )
-            blocks += [
-                Block("label", "Wrong answers and the mistake behind them"),
-                Block("bullets", items=wrong),
-            ]
-    elif instance.kind == "concept":
-        blocks.append(Block("answer", (instance.answer_text or "").strip()))
-        points = tuple(point for point, _cues in instance.key_points)
-        blocks += [Block("label", "Key points"), Block("bullets", items=points)]
-    elif instance.kind == "choice":
-        right = "\n".join(f"{_letter(i)}. {instance.options[i]}" for i in instance.correct_options)
-        blocks.append(Block("answer", right))
-        lines = []
-        for i, text in enumerate(instance.options):
-            mark = "right" if i in instance.correct_options else "wrong"
-            why = instance.option_why[i] if i < len(instance.option_why) else None
-            lines.append(f"{_letter(i)} ({mark}): {text}" + (f" — {why}" if why else ""))
-        blocks.append(Block("bullets", items=tuple(lines)))
-    elif instance.kind == "order":
-        order = instance.correct_order
-        blocks.append(Block("answer", ", ".join(_letter(i) for i in order)))
-        blocks.append(Block("steps", items=tuple(instance.items[i] for i in order)))
+    blocks = kind_of(instance.kind).key_blocks(instance)
     if instance.explanation:
         blocks.append(Block("text", instance.explanation.strip()))
     return blocks
@@ -262,9 +153,10 @@ def build_documents(
     for number, q in enumerate(questions, start=1):
         qseed = item_seed(seed, q.id)
         instance = make_instance(q, qseed)
-        title = SECTION_TITLES.get(q.kind, q.kind)
+        kind = kind_of(q.kind)
+        title = kind.section_title
         sheet_sections.setdefault(title, []).append(
-            Item(number, _meta(instance), tuple(question_blocks(instance)))
+            Item(number, _meta(instance), tuple(kind.question_blocks(instance)))
         )
         replay = Block("command", f"kvdrill ask {q.id} --seed {qseed}")
         key_sections.setdefault(title, []).append(
@@ -316,7 +208,7 @@ def _md_block(block: Block) -> list[str]:
     if block.kind == "bullets":
         return _md_list(block.items, lambda i: "-")
     if block.kind == "options":
-        return _md_list(block.items, lambda i: f"{_letter(i)}.")
+        return _md_list(block.items, lambda i: f"{letter(i)}.")
     if block.kind == "space":
         return ["Answer: " + "_" * 40]
     if block.kind == "command":  # a code span shows entities as typed: ids need none

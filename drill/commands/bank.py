@@ -81,8 +81,8 @@ def lint_cmd(paths: tuple[Path, ...], draws: int) -> None:
     and the exit status is 1 if there is any.
     """
     from drill.bank import builtin_bank_files, id_clashes, read_bank
+    from drill.kinds import kind_of
     from drill.lint import lint_bank
-    from drill.schema import NumericQuestion
 
     loaded, problems = read_bank(paths or builtin_bank_files())
     if paths:
@@ -96,11 +96,12 @@ def lint_cmd(paths: tuple[Path, ...], draws: int) -> None:
         noun = "problem" if len(problems) == 1 else "problems"
         click.echo(f"Error: {len(problems)} {noun} in {files} file{'s' * (files != 1)}", err=True)
         raise SystemExit(1)
-    numeric = sum(isinstance(q, NumericQuestion) for q in loaded)
+    # templates are what lint draws `draws` times (numeric questions)
+    templates = sum(kind_of(q.kind).templated for q in loaded)
     files = len(loaded.files)
     click.echo(
         f"ok: {len(loaded)} questions in {files} file{'s' * (files != 1)}, "
-        f"{numeric} numeric templates × {draws} draws"
+        f"{templates} numeric templates × {draws} draws"
     )
 
 

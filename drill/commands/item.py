@@ -24,6 +24,12 @@ def _instance(question_id: str, seed: int, banks: tuple[Path, ...]):
     return make_instance(question, seed)
 
 
+def _kind(instance):
+    from drill.kinds import kind_of
+
+    return kind_of(instance.kind)
+
+
 def _echo(text: str = "") -> None:
     """A line for the terminal; bank text may not carry escape sequences to it."""
     click.echo(printable(text))
@@ -43,13 +49,7 @@ def instance_json(instance) -> dict[str, Any]:
         "unit": instance.unit,
         "show_as": instance.show_as,
     }
-    if instance.kind == "choice":
-        data["options"] = list(instance.options)
-        data["correct"] = list(instance.correct_options)
-    if instance.kind == "order":
-        data["items"] = list(instance.items)
-        data["correct_order"] = list(instance.correct_order)
-    return data
+    return {**data, **_kind(instance).json_fields(instance)}
 
 
 @click.command()
@@ -75,21 +75,13 @@ def ask(question_id: str, seed: int | None, as_json: bool, banks: tuple[Path, ..
             escape_json_controls(json.dumps(instance_json(instance), indent=2, ensure_ascii=False))
         )
         return
+    kind = _kind(instance)
     _echo(f"{instance.question_id} · seed {instance.seed} · {instance.topic}")
     _echo()
-    _echo(instance.text)
-    for i, text in enumerate(instance.options or instance.items, 1):
-        _echo(f"  {i}. {text}")
+    for line in kind.prompt_lines(instance):
+        _echo(line)
     _echo()
-    if instance.kind == "numeric":
-        unit = instance.show_as or instance.unit
-        _echo(f"Answer with a number and unit (e.g. in {unit}), then check it with:")
-    elif instance.kind == "choice":
-        _echo("Answer with the number(s) of the right option(s), then check it with:")
-    elif instance.kind == "order":
-        _echo("Answer with the numbers in the right order (e.g. 3 1 2), then check it with:")
-    else:
-        _echo("Answer in your own words, then check it with:")
+    _echo(f"{kind.how_to_answer(instance)}, then check it with:")
     _echo(f'  kvdrill check {instance.question_id} --seed {instance.seed} --answer "..."')
 
 
@@ -159,9 +151,7 @@ def verdict_lines(instance, verdict) -> list[str]:
     else:
         lines.append("Not quite.")
     if instance.kind == "numeric":
-        from drill.grade import format_expected
-
-        lines.append(f"Answer: {format_expected(instance)}")
+        lines.append(f"Answer: {_kind(instance).expected_text(instance)}")
     elif instance.kind == "choice":
         right = ", ".join(str(i + 1) for i in instance.correct_options)
         lines.append(f"Answer: {right}")
