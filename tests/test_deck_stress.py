@@ -31,15 +31,40 @@ def test_every_template_passes_lint_over_many_seeds(deck):
     assert [str(p) for p in lint_bank(deck, draws=STRESS_SEEDS)] == []
 
 
-def test_every_numeric_draw_grades_its_own_answer_correct(deck):
-    # the exact expected value, typed back as a plain number, is always right
+# how a person types a value in each base unit; the number is written out in full
+# when it is whole (536,870,912 B), else to 6 significant digits (0.0022806 s)
+TYPED_IN_BASE_UNITS = {
+    "bytes": "{} B",
+    "seconds": "{} s",
+    "bytes_per_s": "{} B/s",
+    "flop": "{} FLOP",
+    "flop_per_s": "{} FLOP/s",
+    "tokens": "{} tokens",
+    "tokens_per_s": "{} tokens/s",
+    "requests": "{} requests",
+    "fraction": "{}",
+    "flop_per_byte": "{} FLOP/B",
+    "count": "{}",
+}
+
+
+def typed(value: float, unit: str) -> str:
+    number = f"{int(value):,}" if float(value).is_integer() else f"{value:.6g}"
+    return TYPED_IN_BASE_UNITS[unit].format(number)
+
+
+def test_every_numeric_draw_accepts_its_answer_as_typed_and_refuses_double(deck):
+    # every draw's answer, typed in its base unit the way a person writes it, is right;
+    # twice that is wrong (no tolerance or named mistake is that wide)
     for question in deck:
         if not isinstance(question, NumericQuestion):
             continue
         for seed in range(0, STRESS_SEEDS, 25):
             instance = make_instance(question, seed)
-            verdict = grade(instance, repr(instance.expected))
-            assert verdict.correct is True, (question.id, seed, instance.expected)
+            right = typed(instance.expected, instance.unit)
+            assert grade(instance, right).correct is True, (question.id, seed, right)
+            double = typed(2 * instance.expected, instance.unit)
+            assert grade(instance, double).correct is False, (question.id, seed, double)
 
 
 def test_bank_lint_command_passes_on_the_deck(deck):
