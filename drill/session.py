@@ -214,38 +214,6 @@ def render_summary(result: SessionResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_verdict(instance, verdict) -> list[str]:
-    """The feedback after an auto-graded answer (numeric, choice, order)."""
-    if verdict.correct:
-        first = "Right"
-        if instance.kind == "numeric":
-            first += f": {kind_of(instance.kind).expected_text(instance)}"
-        lines = [first + "."]
-    else:
-        lines = ["Wrong."]
-        if verdict.misconception_name:
-            lines[0] += f" Mistake: {verdict.misconception_name}."
-    if verdict.feedback:
-        lines.append(verdict.feedback.strip())
-    if instance.solution:
-        lines.append("Solution:")
-        lines += [f"  {step}" for step in instance.solution]
-    if instance.explanation:
-        lines.append(instance.explanation.strip())
-    return lines
-
-
-def render_model_answer(instance, verdict) -> list[str]:
-    """A concept question's model answer with the key points the user's text covered."""
-    lines = ["Model answer:", f"  {(instance.answer_text or '').strip()}", "Key points:"]
-    covered = tuple(verdict.covered) + (False,) * len(instance.key_points)
-    for (point, _cues), hit in zip(instance.key_points, covered, strict=False):
-        lines.append(f"  [{'x' if hit else ' '}] {point}")
-    if instance.explanation:
-        lines.append(instance.explanation.rstrip())
-    return lines
-
-
 def parse_rating(text: str, suggested: int) -> int | None:
     """1-4, a rating's name or its first letter... Enter takes `suggested`; None if unreadable."""
     text = text.strip().lower()
@@ -359,12 +327,9 @@ class _Session:
         suggested = int(verdict.rating)
         if hinted:
             suggested = min(suggested, 2)
-        if kind.self_rated:
-            self.say(*render_model_answer(instance, verdict))
-            if instance.evidence:
-                self.say(*self.deps.evidence_lines(instance.evidence))
-        else:
-            self.say(*render_verdict(instance, verdict))
+        self.say(*kind.verdict_lines(instance, verdict))
+        if instance.evidence:
+            self.say(*self.deps.evidence_lines(instance.evidence))
         rating, stop = self.read_rating(suggested)
         self.store(result, instance, verdict, text, rating, duration_ms)
         if stop:

@@ -160,10 +160,9 @@ def test_check_text_output_for_a_wrong_answer():
     result = run("check", "fx-kv-request", "--seed", "11", "--answer", "256 MiB", "--bank", GOOD)
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[:3] == [
-        "Not quite.",
-        "Answer: 0.5 GiB (536,870,912 bytes)",
-        "Looks like: forgot the K+V factor of 2.",
+    assert lines[:2] == [
+        "Wrong. Answer: 0.5 GiB (536,870,912 bytes).",
+        "Mistake: forgot the K+V factor of 2.",
     ]
     assert lines[-3:] == [
         "Solution:",

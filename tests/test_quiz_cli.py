@@ -63,7 +63,9 @@ def test_a_wrong_answer_is_told_its_misconception(tmp_path):
     db = tmp_path / "k.db"
     result = quiz(db, ["1 MiB", "", "q"])
     assert result.exit_code == 0, result.output
-    assert "Wrong. Mistake: forgot the K+V factor of 2." in result.output
+    assert "Wrong. Answer: 2 MiB (2,097,152 bytes).\nMistake: forgot the K+V factor of 2.\n" in (
+        result.output
+    )
     assert "Half of it: the cache stores a K and a V vector" in result.output
     assert rows(db, "select rating, correct, misconception from reviews") == [
         {"rating": 1, "correct": 0, "misconception": "forgot-kv-factor"}

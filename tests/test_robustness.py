@@ -51,9 +51,8 @@ def run(*args: str, input: str | bytes | None = None):
 def test_check_grades_extreme_numbers(answer, feedback):
     result = run("check", "kv-bytes-per-request", "--seed", "2230", "--answer", answer)
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[:3] == [
-        "Not quite.",
-        "Answer: 512 MiB (536,870,912 bytes)",
+    assert result.stdout.splitlines()[:2] == [
+        "Wrong. Answer: 512 MiB (536,870,912 bytes).",
         feedback,
     ]
 
@@ -82,7 +81,10 @@ def test_quiz_grades_an_overflowing_answer_and_goes_on(tmp_path):
     args = ["quiz", "--db", str(db), "--bank", str(BANK_QUIZ), "--topic", "quiz-fixture"]
     result = run(*args, *NOW, "--max", "1", input="1e303\n\n")
     assert result.exit_code == 0
-    assert "Wrong.\nYou gave 1e303; the answer is 2 MiB. Give the unit too.\n" in result.stdout
+    assert (
+        "Wrong. Answer: 2 MiB (2,097,152 bytes).\n"
+        "You gave 1e303; the answer is 2 MiB. Give the unit too.\n"
+    ) in result.stdout
     assert "1 answered: 0 right, 1 wrong; 40 s." in result.stdout
 
 
@@ -719,9 +721,8 @@ def test_ask_and_check_print_no_control_characters_from_a_bank(tmp_path, monkeyp
     assert asked.stdout.splitlines()[2] == "How much is 3?"
     checked = run("check", "fx-esc-num", "--seed", "1", "--answer", "6", "--bank", name)
     assert checked.stdout == (
-        "Not quite.\n"
-        "Answer: 3\n"
-        "Looks like: forgot the K+V factor of 2.\n"
+        "Wrong. Answer: 3.\n"
+        "Mistake: forgot the K+V factor of 2.\n"
         "Twice over. You gave 6; the answer is 3.\n"
         "Solution:\n"
         "  It is 3.\n"
@@ -747,7 +748,7 @@ def test_quiz_prints_no_control_characters_from_a_bank(tmp_path, monkeypatch):
     result = run(*args, *NOW, input="h\n6\n\npoint\n\n")
     assert result.exit_code == 0
     assert (
-        "\nHow much is 3?\n> Hint: Count it.\n> Wrong. Mistake: forgot the K+V factor of 2.\n"
+        "\nHow much is 3?\n> Hint: Count it.\n> Wrong. Answer: 3.\nMistake: forgot the K+V factor of 2.\n"
         in (result.stdout)
     )
     assert "  [x] point\n" in result.stdout

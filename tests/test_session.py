@@ -330,7 +330,9 @@ def test_a_fast_right_answer_suggests_easy(tmp_path):
 def test_a_wrong_answer_names_its_misconception_and_comes_back_in_a_minute(tmp_path):
     db = open_db(tmp_path / "k.db")
     result, term = run(db, ["1 MiB", "", "q"])
-    assert "Wrong. Mistake: forgot the K+V factor of 2." in term.text
+    assert "Wrong. Answer: 2 MiB (2,097,152 bytes).\nMistake: forgot the K+V factor of 2.\n" in (
+        term.text
+    )
     assert "You gave 1 MiB; the answer is 2 MiB." in term.text
     assert "Per request: 2,048 × 1,024 = 2,097,152 bytes = 2 MiB." in term.text
     assert "[Enter = 1 again]" in term.text
@@ -438,7 +440,7 @@ def test_choice_questions_are_graded_by_option_number(tmp_path):
     right = str(shown.index("prefill") + 1)
     _, term = run(db, ["s", "s", right, "", "q"])
     assert f"  {right}. prefill" in term.text
-    assert "Right." in term.text
+    assert f"Right: {right}." in term.text
     (row,) = reviews(db)
     assert (row["question_id"], row["answer"], row["correct"]) == ("qf-choice", right, 1)
 

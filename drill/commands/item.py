@@ -142,28 +142,10 @@ def check(
 
 
 def verdict_lines(instance, verdict) -> list[str]:
-    """The verdict as a person reads it: right or wrong, why, and the worked solution."""
-    lines: list[str] = []
-    if instance.kind == "concept":
+    """The verdict as the quiz shows it; a self-rated answer gets the rating the quiz
+    would suggest, since no one is asked for one here."""
+    kind = _kind(instance)
+    lines = kind.verdict_lines(instance, verdict)
+    if kind.self_rated:
         lines.append(f"Suggested rating: {verdict.rating} of 4 (you judge your own answer).")
-    elif verdict.correct:
-        lines.append("Correct." if verdict.status == "correct" else "Correct, with a unit slip.")
-    else:
-        lines.append("Not quite.")
-    if instance.kind == "numeric":
-        lines.append(f"Answer: {_kind(instance).expected_text(instance)}")
-    elif instance.kind == "choice":
-        right = ", ".join(str(i + 1) for i in instance.correct_options)
-        lines.append(f"Answer: {right}")
-    elif instance.kind == "order":
-        lines.append("Answer: " + " ".join(str(i + 1) for i in instance.correct_order))
-    if verdict.misconception_name:
-        lines.append(f"Looks like: {verdict.misconception_name}.")
-    if verdict.feedback:
-        lines.extend(verdict.feedback.splitlines())
-    if instance.kind == "concept" and instance.answer_text:
-        lines += ["Model answer:", f"  {instance.answer_text.strip()}"]
-    if instance.solution:
-        lines.append("Solution:")
-        lines.extend(f"  {step}" for step in instance.solution)
     return lines
