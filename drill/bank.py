@@ -147,11 +147,14 @@ def _describe(error: Mapping[str, Any], raw: Any) -> tuple[int, str]:
         parent, _ = locate(raw, loc[:-1])
         prefix = f"{name}." if name else ""
         return parent, f"missing field '{prefix}{missing}'"
-    if kind == "union_tag_not_found":
-        return line, "missing field 'kind' (numeric, concept, choice or order)"
-    if kind == "union_tag_invalid":
+    if kind in ("union_tag_not_found", "union_tag_invalid"):
+        from drill.schema import QUESTION_TYPES
+
+        kinds = list(QUESTION_TYPES)
+        if kind == "union_tag_not_found":
+            return line, f"missing field 'kind' ({', '.join(kinds[:-1])} or {kinds[-1]})"
         line = field_line(raw, "kind")
-        return line, f"kind '{raw.get('kind')}' is not one of numeric, concept, choice, order"
+        return line, f"kind '{raw.get('kind')}' is not one of {', '.join(kinds)}"
     return line, f"{name}: {msg}" if name else msg
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 from drill.dimensions import NAMES
 
@@ -367,7 +367,7 @@ def _define_validation_names() -> None:
         ),
     ]
     namespace["Question"] = Annotated[
-        NumericQuestion | ConceptQuestion | ChoiceQuestion | OrderQuestion,
+        Union[tuple(QUESTION_TYPES.values())],  # noqa: UP007 (the table's types, not written out)
         Field(discriminator="kind"),
     ]
 
