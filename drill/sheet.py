@@ -85,7 +85,7 @@ def choose_questions(
     weights: Mapping[str, float] | None = None,
 ) -> list[Any]:
     """`n` questions (fewer if the bank is smaller), in sheet order: by kind
-    (KIND_ORDER), then easy to hard, then by draw."""
+    (the order of drill.kinds.KINDS), then easy to hard, then by draw."""
     rng = random.Random(f"kvdrill-sheet:{seed}")
     weights = weights or {}
 
