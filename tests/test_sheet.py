@@ -147,10 +147,11 @@ def test_weak_weights_run_from_strong_to_weak():
     assert weak_weights(figures) == {"weak": 5.0, "strong": 0.5, "half": 3.875}
 
 
-def test_item_seed_is_stable():
-    assert item_seed(7, "st-kv-bytes") == item_seed(7, "st-kv-bytes")
-    assert item_seed(7, "st-kv-bytes") != item_seed(8, "st-kv-bytes")
-    assert 0 <= item_seed(7, "x") < 2**31
+def test_item_seed_is_pinned():
+    # the first 31 bits of sha256("kvdrill-sheet:SEED:ID"), worked with hashlib directly
+    assert item_seed(7, "st-kv-bytes") == 2_082_145_057
+    assert item_seed(8, "st-kv-bytes") == 260_013_404
+    assert item_seed(7, "x") == 706_489_047
 
 
 # ------------------------------------------------------------------ sheet vs key
@@ -187,7 +188,7 @@ def test_the_sheet_asks_and_the_key_answers(questions):
     shown = re.findall(r"^([A-C])\. (STEP-\w+)", sheet, flags=re.M)
     by_letter = dict(shown)
     assert [by_letter[x] for x in order_letters.split(", ")] == steps
-    assert "kvdrill ask st-kv-bytes --seed " + str(item_seed(1, "st-kv-bytes")) in key
+    assert "kvdrill ask st-kv-bytes --seed 411936782" in key  # item_seed(1, "st-kv-bytes")
 
 
 def test_html_escapes_hostile_bank_text(questions):
