@@ -133,17 +133,9 @@ def printed_keys(path: tuple[str, ...], args: list[str]) -> set[str]:
     return set(data)
 
 
-# help that does not yet list the keys of the JSON it prints: strict, so a fix shows up
-UNDOCUMENTED = {
-    ("engine", "show"): pytest.mark.xfail(
-        strict=True, reason="engine show's help points to `engine run --json` for its keys"
-    ),
-}
-
-
 @pytest.mark.parametrize(
     "path",
-    [pytest.param(p, id=" ".join(p), marks=UNDOCUMENTED.get(p, ())) for p in SITUATIONS],
+    [pytest.param(p, id=" ".join(p)) for p in SITUATIONS],
 )
 def test_help_names_every_json_key(tmp_path, path):
     keys: set[str] = set()

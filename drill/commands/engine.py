@@ -22,6 +22,24 @@ INSTALL_HINT = (
 _db_option = db_option()
 
 
+RESULT_JSON_HELP = """
+\b
+--json prints one object (times in ms, rates per second, shares as fractions):
+  schema, mode, device, device_name, dtype, torch_version, threads, cpu_count,
+  wall_s, other_cpu_share, created_at, config,
+  peaks      {matmul_flops_per_s, copy_bytes_per_s, spec: {...} | null, ...}
+  prefill    [{prompt_len, ms, p90_ms, flops_per_s, mfu, predicted_ms, ...}]
+  decode     [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util,
+               predicted_ms, ...}]
+  batch      [{batch, ms, p90_ms, tokens_per_s, predicted_ms, ...}]
+  batch_ridge  smallest batch the roofline calls compute-bound, or null
+  recompute  [{position, cached_ms, recompute_ms, ...}]
+  kv         {measured_bytes, formula_bytes, allocator_delta_bytes, ...}
+  claims     {decode_memory_bound | prefill_compute_bound | kv_formula_exact |
+              cache_beats_recompute | batch_amortizes_decode: {holds, text}}
+"""
+
+
 @click.group()
 def engine() -> None:
     """Measure prefill vs decode on this machine (needs torch)."""
@@ -41,7 +59,18 @@ def _progress(done: int, total: int, label: str) -> None:
         click.echo(f"[{done + 1}/{total}] {label}", err=True)
 
 
-@engine.command("run")
+RUN_HELP = """Measure prefill vs decode against this machine's peaks, and store the run.
+
+Times prefill (TTFT) by prompt length, decode (TPOT) by context and by batch,
+cached decode vs recomputing the prefix, and the KV cache's bytes, each beside
+its roofline time from the matmul and copy peaks measured in the same run.
+Progress goes to stderr; the report ends with plain-words verdicts.
+"""
+
+
+@engine.command(
+    "run", help=RUN_HELP + RESULT_JSON_HELP, short_help="Measure prefill vs decode here."
+)
 @click.option(
     "--quick", is_flag=True, help="Fewer points and repeats (under a minute on a 2-core CPU)."
 )
@@ -63,28 +92,6 @@ def _progress(done: int, total: int, label: str) -> None:
 def run_cmd(
     quick: bool, device: str, dtype: str, as_json: bool, db_path: Path | None, tiny: bool
 ) -> None:
-    """Measure prefill vs decode against this machine's peaks, and store the run.
-
-    Times prefill (TTFT) by prompt length, decode (TPOT) by context and by batch,
-    cached decode vs recomputing the prefix, and the KV cache's bytes, each beside
-    its roofline time from the matmul and copy peaks measured in the same run.
-    Progress goes to stderr; the report ends with plain-words verdicts.
-
-    \b
-    --json prints one object (times in ms, rates per second, shares as fractions):
-      schema, mode, device, device_name, dtype, torch_version, threads, cpu_count,
-      wall_s, other_cpu_share, created_at, config,
-      peaks      {matmul_flops_per_s, copy_bytes_per_s, spec: {...} | null, ...}
-      prefill    [{prompt_len, ms, p90_ms, flops_per_s, mfu, predicted_ms, ...}]
-      decode     [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util,
-                   predicted_ms, ...}]
-      batch      [{batch, ms, p90_ms, tokens_per_s, predicted_ms, ...}]
-      batch_ridge  smallest batch the roofline calls compute-bound, or null
-      recompute  [{position, cached_ms, recompute_ms, ...}]
-      kv         {measured_bytes, formula_bytes, allocator_delta_bytes, ...}
-      claims     {decode_memory_bound | prefill_compute_bound | kv_formula_exact |
-                  cache_beats_recompute | batch_amortizes_decode: {holds, text}}
-    """
     from datetime import datetime, timezone
 
     from drill.engine_runs import save_engine_run
@@ -120,11 +127,15 @@ def run_cmd(
         click.echo(render_text(result), nl=False)
 
 
-@engine.command("show")
+@engine.command(
+    "show",
+    help="Print the latest stored engine run (the same object `engine run --json` printed).\n"
+    + RESULT_JSON_HELP,
+    short_help="Print the latest stored engine run.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the stored result object as JSON.")
 @_db_option
 def show_cmd(as_json: bool, db_path: Path | None) -> None:
-    """Print the latest stored engine run (the same object `engine run --json` printed)."""
     from drill.engine_runs import latest_engine_run
     from engine_check.report import render_text
 
