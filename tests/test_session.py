@@ -127,12 +127,11 @@ def test_topic_filter_keeps_bank_order_and_names_the_topics_when_none_match():
         eligible_questions(questions, "z")
 
 
-def test_item_seeds_are_stable_and_differ_by_position():
+def test_item_seeds_are_pinned():
+    # random.Random("kvdrill:SEED:POSITION").getrandbits(31), worked with random directly
     seeds = [item_seed(7, p) for p in range(1, 6)]
-    assert seeds == [item_seed(7, p) for p in range(1, 6)]
-    assert len(set(seeds)) == 5
-    assert item_seed(8, 1) != item_seed(7, 1)
-    assert all(0 <= s < 2**31 for s in seeds)
+    assert seeds == [51_627_503, 694_459_611, 901_238_156, 184_560_705, 1_318_474_390]
+    assert item_seed(8, 1) == 626_462_924
 
 
 def test_local_day_start_uses_the_given_zone():
