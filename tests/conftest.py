@@ -9,3 +9,15 @@ def _isolated_home(tmp_path, monkeypatch):
     monkeypatch.delenv("KVDRILL_BANK", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     return home
+
+
+@pytest.fixture(scope="session")
+def builtin_deck_lint(tmp_path_factory):
+    """`kvdrill bank lint --draws 500` on the built-in deck, run once for the whole suite."""
+    from click.testing import CliRunner
+
+    from drill.cli import cli
+
+    home = tmp_path_factory.mktemp("deck-lint-home")
+    env = {"KVDRILL_HOME": str(home), "KVDRILL_BANK": None, "NO_COLOR": "1"}
+    return CliRunner().invoke(cli, ["bank", "lint", "--draws", "500"], env=env)
