@@ -58,7 +58,14 @@ Unit = Literal[NAMES]  # type: ignore[valid-type]
 
 # Every record refuses keys it does not know; pydantic reads this when validating.
 _CONFIG = {"extra": "forbid"}
-_record = dataclass(frozen=True, kw_only=True)
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+
+    @dataclass_transform(frozen_default=True, kw_only_default=True)
+    def _record(cls: type) -> type: ...
+
+else:
+    _record = dataclass(frozen=True, kw_only=True)
 
 MAX_PARAM_ABS = 10**15
 MAX_RANGE_VALUES = 1_000_000

@@ -362,7 +362,7 @@ class _Session:
         now = self.io.now()
         graded = not kind_of(instance.kind).self_rated
         correct = bool(verdict.correct) if graded else None
-        counted_right = correct if graded else rating > 1
+        counted_right = bool(correct) if graded else rating > 1
         review = Review(
             id=str(uuid.uuid4()),
             question_id=instance.question_id,
@@ -455,11 +455,13 @@ def run_session(
     exist for tests; by default the project's own are used.
     """
     chosen = eligible_questions(questions, options.topic)
-    if make_instance is None:
-        from drill.instance import make_instance
-    if grade is None:
-        from drill.grade import grade
-    deps = _Deps(make_instance, grade, evidence_lines or _evidence_from_latest_run(db))
+    from drill.grade import grade as grade_answer
+    from drill.instance import make_instance as draw
+
+    deps = _Deps(
+        make_instance or draw, grade or grade_answer,
+        evidence_lines or _evidence_from_latest_run(db),
+    )  # fmt: skip
     session = _Session(db, chosen, options, io, deps)
     started = io.now()
     session_seed = options.seed if options.seed is not None else secrets.randbits(31)

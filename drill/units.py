@@ -275,10 +275,9 @@ def best_fit_unit(value: float, dimension: str, *, binary: bool = True, digits: 
             chosen = symbol
     # avoid "1,000 MiB": when rounding reaches 1000, step up one unit
     index = ladder.index(chosen)
-    if index + 1 < len(ladder) and chosen:
-        shown = abs(
-            float(format_number(_in_unit(value, parse_unit(chosen)), digits).replace(",", ""))
-        )
+    spec = parse_unit(chosen) if chosen else None
+    if index + 1 < len(ladder) and spec is not None:
+        shown = abs(float(format_number(_in_unit(value, spec), digits).replace(",", "")))
         if shown >= 1000:
             chosen = ladder[index + 1]
     return chosen

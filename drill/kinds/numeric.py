@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from drill.document import Block
+from drill.errors import BankError
 from drill.instance import DrawSources, Instance, draw_numeric, render_numeric
 from drill.kinds.base import GradedKind
 from drill.kinds.numeric_grade import grade_numeric, show_symbol
@@ -76,22 +77,31 @@ class NumericKind(GradedKind):
         lint_numeric(question, report, context)
 
 
+def expected_value(instance: Instance) -> float:
+    """A numeric instance's expected value (BankError for an instance that has none)."""
+    if instance.expected is None:
+        raise BankError(f"{instance.question_id}: a numeric instance needs an expected value")
+    return float(instance.expected)
+
+
 def shown_expected(instance: Instance) -> str:
     """The expected value in show_as, else in the unit that fits it best: "512 MiB"."""
-    return format_in(instance.expected, show_symbol(instance, instance.expected))
+    expected = expected_value(instance)
+    return format_in(expected, show_symbol(instance, expected))
 
 
 def _exact_bytes(instance: Instance) -> str | None:
     """A whole byte count written out, "536,870,912"; None for anything else."""
-    if instance.unit == "bytes" and float(instance.expected).is_integer():
-        return f"{int(instance.expected):,}"
+    expected = expected_value(instance)
+    if instance.unit == "bytes" and expected.is_integer():
+        return f"{int(expected):,}"
     return None
 
 
 def expected_forms(instance: Instance) -> list[str]:
     """The expected value as shown (`shown_expected`), then other useful forms: exact
     bytes and decimal units for bytes, seconds and best fit for times."""
-    value, unit = instance.expected, instance.unit
+    value, unit = expected_value(instance), instance.unit
     forms = [shown_expected(instance)]
     if unit not in (None, "count"):  # a plain count has no other unit to show
         forms.append(format_in(value, unit))
