@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "backup": "drill.commands.maintenance:backup_cmd",
     "restore": "drill.commands.maintenance:restore_cmd",
     "doctor": "drill.commands.maintenance:doctor_cmd",
+    "config": "drill.commands.config:config_cmd",
     "engine": "drill.commands.engine:engine",
 }
 

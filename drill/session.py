@@ -17,10 +17,11 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, timedelta
 from typing import Any
 
 from drill.bank import eligible_questions
+from drill.days import DayClock
 from drill.errors import KvdrillError, StoreError
 from drill.kinds import kind_of
 from drill.review import Review
@@ -98,12 +99,6 @@ class SessionResult:
 def item_seed(session_seed: int, position: int) -> int:
     """The seed of the item at `position` (1-based): stable across runs and platforms."""
     return random.Random(f"kvdrill:{session_seed}:{position}").getrandbits(31)
-
-
-def local_day_start(now: datetime, tz: tzinfo | None = None) -> datetime:
-    """Midnight of `now`'s calendar day in `tz` (the system's zone when None)."""
-    local = now.astimezone(tz)
-    return local.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def plan_due(
@@ -443,18 +438,19 @@ def run_session(
     options: SessionOptions,
     io: SessionIO,
     *,
-    tz: tzinfo | None = None,
+    days: DayClock | None = None,
     make_instance: Callable[..., Any] | None = None,
     grade: Callable[..., Any] | None = None,
     evidence_lines: Callable[[Sequence[str]], list[str]] | None = None,
 ) -> SessionResult:
     """Run one quiz session on `questions` (bank order) and return what happened.
 
-    `tz` is the zone whose calendar day the daily new-card limit counts (the
-    system's when None). The make_instance/grade/evidence_lines overrides
+    `days` says when the user's day begins, for the daily new-card limit (default:
+    the system's zone, 4 am). The make_instance/grade/evidence_lines overrides
     exist for tests; by default the project's own are used.
     """
     chosen = eligible_questions(questions, options.topic)
+    days = days or DayClock()
     from drill.grade import grade as grade_answer
     from drill.instance import make_instance as draw
 
@@ -466,7 +462,7 @@ def run_session(
     started = io.now()
     session_seed = options.seed if options.seed is not None else secrets.randbits(31)
     cards = load_cards(db)
-    new_today = new_cards_since(db, iso(local_day_start(started, tz)))
+    new_today = new_cards_since(db, iso(days.day_start(started)))
     if options.cram:
         plan = plan_cram(
             chosen,
@@ -508,7 +504,7 @@ def run_session(
         raise
     result.ended_at = io.now()
     end_session(db, result.session_id, iso(result.ended_at))
-    new_now = new_cards_since(db, iso(local_day_start(result.ended_at, tz)))
+    new_now = new_cards_since(db, iso(days.day_start(result.ended_at)))
     _finish(db, chosen, result, result.ended_at, options.new_limit - new_now)
     io.write(render_summary(result))
     return result

@@ -5,6 +5,7 @@ Tables
 - reviews:  one row per answer, never updated; the history the schedule replays from.
 - sessions: one row per quiz session.
 - engine_runs: stored `kvdrill engine run` results (JSON).
+- settings: `kvdrill config` values that differ from their defaults.
 
 Times are ISO-8601 strings in UTC (`2026-11-29T21:30:00.000000+00:00`), so they
 sort as text and SQLite's date functions read them.
@@ -36,7 +37,7 @@ from drill.errors import StoreError
 from drill.paths import default_db_path
 
 # Bump with every migration appended below; it is written to PRAGMA user_version.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # PRAGMA application_id of every kvdrill database: "kvdr" in ASCII.
 APPLICATION_ID = 0x6B766472
 BUSY_TIMEOUT_MS = 10_000
@@ -143,6 +144,15 @@ def m002_covering_review_indexes(db: Database) -> None:
         " on reviews (misconception, reviewed_at) where misconception is not null"
     )
 
+
+
+@migrations()
+def m003_settings(db: Database) -> None:
+    """Settings that persist (`kvdrill config`): one row per setting changed from its
+    default, the value as text (drill.settings reads it back)."""
+    db.table("settings").create(
+        {"key": str, "value": str}, pk="key", not_null={"value"}, if_not_exists=True
+    )
 
 
 # ------------------------------------------------------------------ recognising a file

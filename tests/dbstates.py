@@ -44,8 +44,8 @@ def unmarked_v1(path: Path, version: int) -> Path:
     from sqlite_utils import Database
 
     db = Database(path)
-    stop = None if version == 2 else "m002_covering_review_indexes"
-    migrations.apply(db, stop_before=stop)
+    names = [m.name for m in migrations.pending(db)]  # every migration, in order
+    migrations.apply(db, stop_before=names[version] if version < len(names) else None)
     db.execute(f"pragma user_version = {version}")
     db.execute(
         "insert into reviews (id, question_id, reviewed_at, rating, cram)"

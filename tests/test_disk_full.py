@@ -1,7 +1,7 @@
 """A database that stops taking writes mid-session: the answer is kept elsewhere, the session closed."""
 
 import json
-from datetime import timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -11,6 +11,7 @@ from test_session import T0, Terminal  # noqa: I001
 import drill.session
 from drill.bank import load_bank
 from drill.cli import cli
+from drill.days import UTC_DAYS
 from drill.errors import StoreError
 from drill.session import SessionOptions, run_session
 from drill.srs import iso
@@ -41,7 +42,7 @@ def session_until_full(tmp_path):
     db = open_db(tmp_path / "k.db")
     term = FillingTerminal(db, ["2 MiB", "", LONG_ANSWER, "", "q"])
     with pytest.raises(StoreError) as caught:
-        run_session(db, load_bank([BANK_DIR]), OPTIONS, term.io(), tz=timezone.utc,
+        run_session(db, load_bank([BANK_DIR]), OPTIONS, term.io(), days=UTC_DAYS,
                     evidence_lines=lambda claims: [])  # fmt: skip
     return db, term, caught.value
 

@@ -106,6 +106,7 @@ SITUATIONS = {
     ],
     ("stats",): lambda tmp: [["--db", str(one_answer_db(tmp)), "--now", LATER]],
     ("doctor",): lambda tmp: [["--db", str(one_answer_db(tmp))]],
+    ("config",): lambda tmp: [["--db", str(one_answer_db(tmp))]],
     ("engine", "show"): lambda tmp: [["--db", str(with_engine_run(tmp))]],
 }
 NOT_RUN = {("engine", "run"): "measures for minutes; `engine show` prints what it stores"}

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from drill.bank import eligible_questions, load_bank
+from drill.days import UTC_DAYS
 from drill.errors import BankError
 from drill.review import Review
 from drill.review_store import (
@@ -27,7 +28,6 @@ from drill.session import (
     SessionOptions,
     human_span,
     item_seed,
-    local_day_start,
     parse_rating,
     plan_cram,
     plan_due,
@@ -134,13 +134,6 @@ def test_item_seeds_are_pinned():
     assert item_seed(8, 1) == 626_462_924
 
 
-def test_local_day_start_uses_the_given_zone():
-    plus_five = timezone(timedelta(hours=5))
-    # 08:00 UTC is 13:00 at +05:00; that day began at 19:00 UTC the evening before
-    assert local_day_start(T0, plus_five) == datetime(2026, 11, 2, 0, 0, tzinfo=plus_five)
-    assert local_day_start(T0, timezone.utc) == datetime(2026, 11, 2, tzinfo=timezone.utc)
-
-
 @pytest.mark.parametrize(
     ("text", "expected"),
     [("", 3), ("  ", 3), ("1", 1), ("4", 4), ("Easy", 4), ("again", 1), ("5", None), ("x", None)],
@@ -230,7 +223,7 @@ def test_new_cards_since_counts_first_scheduled_reviews_only(tmp_path):
         _review("crammed", T0, "s", cram=1),
     ]:
         record_answer(db, review, None, counted_correct=True)
-    assert new_cards_since(db, iso(local_day_start(T0, timezone.utc))) == 1
+    assert new_cards_since(db, iso(UTC_DAYS.day_start(T0))) == 1
     assert new_cards_since(db, iso(yesterday)) == 2
     assert load_cards(db) == {}
 
@@ -274,7 +267,7 @@ def no_evidence(claims):
 def run(db, lines, options=FIXTURE, start=T0, tick_s=20):
     term = Terminal(lines, start, tick_s)
     result = run_session(
-        db, load_bank([BANK_DIR]), options, term.io(), tz=timezone.utc,
+        db, load_bank([BANK_DIR]), options, term.io(), days=UTC_DAYS,
         evidence_lines=no_evidence,
     )
     return result, term
@@ -492,7 +485,7 @@ def test_questions_that_left_the_bank_keep_their_history_and_are_skipped(tmp_pat
     run(db, ["1 MiB", "", "q"])  # qf-kv-bytes: due again in a minute
     bank = [q for q in load_bank([BANK_DIR]) if q.id != "qf-kv-bytes"]
     term = Terminal(["q"], T0 + timedelta(days=1))
-    result = run_session(db, bank, FIXTURE, term.io(), tz=timezone.utc,
+    result = run_session(db, bank, FIXTURE, term.io(), days=UTC_DAYS,
                          evidence_lines=no_evidence)
     assert result.planned == 2
     assert "qf-kv-bytes" in load_cards(db)
@@ -526,7 +519,7 @@ def test_a_question_whose_template_fails_is_skipped_and_the_session_goes_on(tmp_
 
     db = open_db(tmp_path / "k.db")
     term = Terminal(["fixture weights", "", "q"])
-    result = run_session(db, load_bank([BANK_DIR]), FIXTURE, term.io(), tz=timezone.utc,
+    result = run_session(db, load_bank([BANK_DIR]), FIXTURE, term.io(), days=UTC_DAYS,
                          make_instance=flaky, evidence_lines=no_evidence)
     assert "[1/3] skipped qf-kv-bytes: qf-kv-bytes: prompt: unknown name {layerz}" in term.text
     assert (result.skipped, result.answered) == (1, 1)

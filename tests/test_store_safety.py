@@ -25,6 +25,7 @@ from dbstates import (
     unmarked_v1,
 )
 
+from drill.backup import check_copy
 from drill.errors import KvdrillError, StoreError
 from drill.outfile import atomic_output, write_text
 from drill.store import APPLICATION_ID, open_db
@@ -207,18 +208,21 @@ def test_a_new_database_is_marked_as_kvdrills(tmp_path):
     db.conn.close()
 
 
-def test_a_database_from_before_the_mark_is_read_untouched_and_marked_by_a_write(tmp_path):
+def test_a_database_from_before_the_mark_is_upgraded_and_marked_after_a_backup(tmp_path):
     path = unmarked_v1(tmp_path / "k.db", 2)
-    before = sha(path)
     assert run("stats", "--db", path, "--now", NOW).exit_code == 0
-    assert run("export", "--db", path).exit_code == 0
-    assert sha(path) == before
-    result = run("quiz", "--db", path, *QUIZ, input="q\n")
-    assert result.exit_code == 0, result.output
     conn = sqlite3.connect(path)
     assert conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID
+    assert conn.execute("pragma user_version").fetchone()[0] == 3
     assert conn.execute("select id from reviews").fetchall() == [("r1",)]
     conn.close()
+    (copy,) = (tmp_path / "backups").iterdir()
+    assert copy.name.endswith("-migration.db")
+    assert check_copy(copy).schema_version == 2
+    # once upgraded, a command that only reads leaves the file as it is
+    before = sha(path)
+    assert run("export", "--db", path).exit_code == 0
+    assert sha(path) == before
 
 
 # ------------------------------------------------------------------ damage past the header

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
+from dataclasses import replace
 
 import click
 
@@ -107,17 +108,13 @@ def _write(text: str) -> None:
     "--new",
     "new_limit",
     type=click.IntRange(min=0),
-    default=10,
-    show_default=True,
-    help="New questions per day, counting those already started today.",
+    help="New questions per day, counting those started today [config new-per-day: 10].",
 )
 @click.option(
     "--max",
     "max_items",
     type=click.IntRange(min=1),
-    default=20,
-    show_default=True,
-    help="At most this many questions in the session.",
+    help="At most this many questions in the session [config max-per-session: 20].",
 )
 @click.option("--seed", type=int, help="Reproducible session: the same numbers every time.")
 @click.option(
@@ -130,9 +127,7 @@ def _write(text: str) -> None:
 @click.option(
     "--retention",
     type=_FiniteRange(0.7, 0.99),
-    default=0.9,
-    show_default=True,
-    help="Desired probability of recall when a card comes due.",
+    help="Desired probability of recall when a card comes due [config retention: 0.9].",
 )
 @now_option
 @click.option("--tick", "tick_s", type=_FiniteRange(0, 86_400), default=0.0, hidden=True)
@@ -148,22 +143,27 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, now
     with _sigint_for_main_thread_only():
         from drill.bank import load_default_bank
         from drill.session import SessionIO, SessionOptions, run_session
+        from drill.settings import read_settings
 
     now, read_line, tz = _clock_and_reader(now_text, tick_s)
     # the database first: a refused one stops the quiz before anything is
     # written elsewhere (such as the deck cache)
     db = open_database(db_path, write=True, now=now())
-    options = SessionOptions(
-        topic=topic,
-        new_limit=new_limit,
-        max_items=max_items,
-        seed=seed,
-        cram=cram,
-        retention=retention,
-        fuzz=not no_fuzz,
-    )
     try:
+        settings = read_settings(db)
+        days = settings.day_clock()
+        if tz is not None and settings.timezone == "local":
+            days = replace(days, tz=tz)  # --now's offset is the local zone it pretends
+        options = SessionOptions(
+            topic=topic,
+            new_limit=settings.new_per_day if new_limit is None else new_limit,
+            max_items=settings.max_per_session if max_items is None else max_items,
+            seed=seed,
+            cram=cram,
+            retention=settings.retention if retention is None else retention,
+            fuzz=not no_fuzz,
+        )
         bank = load_default_bank(banks)
-        run_session(db, bank, options, SessionIO(read_line, _write, now), tz=tz)
+        run_session(db, bank, options, SessionIO(read_line, _write, now), days=days)
     finally:
         db.conn.close()

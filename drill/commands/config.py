@@ -1,0 +1,87 @@
+"""`kvdrill config`: settings that persist in the database."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from drill.commands.options import db_option, open_database
+
+CONFIG_HELP = """Show or change settings kept in the database.
+
+\b
+  kvdrill config                      every setting, its value and what it does
+  kvdrill config KEY                  one setting's value
+  kvdrill config KEY VALUE            change it
+  kvdrill config --unset KEY          back to its default
+
+\b
+Settings:
+{settings}
+
+A quiz's --retention, --new and --max override these for that session only.
+Days (new cards a day, streak, heatmap, retention, forecast) are your days:
+midnight-to-midnight in the time zone, shifted to begin at the rollover hour, so
+a review at 1 am counts for the day before.
+
+\b
+--json prints {{key: value}} for every setting.
+"""
+
+
+def _settings_help() -> str:
+    from drill.settings import SETTINGS
+
+    width = max(len(key) for key in SETTINGS) + 2
+    return "\n".join(
+        f"  {s.key:<{width}}{s.help} [{s.default}]" for s in SETTINGS.values()
+    )
+
+
+@click.command(
+    "config",
+    help=CONFIG_HELP.format(settings=_settings_help()),
+    short_help="Show or change settings.",
+)
+@click.argument("key", required=False)
+@click.argument("value", required=False)
+@click.option("--unset", is_flag=True, help="Put KEY back to its default.")
+@click.option("--json", "as_json", is_flag=True, help="Print every setting as JSON.")
+@db_option()
+def config_cmd(
+    key: str | None, value: str | None, unset: bool, as_json: bool, db_path: Path | None
+) -> None:
+    from drill.paths import default_db_path
+    from drill.settings import SETTINGS, Settings, read_settings, setting, write_setting
+
+    if unset and (key is None or value is not None):
+        raise click.UsageError("--unset takes one KEY and no VALUE")
+    writing = unset or value is not None
+    if key is not None:
+        setting(key)  # an unknown key fails before the database is touched
+    path = db_path if db_path is not None else default_db_path()
+    if not writing and not path.exists():
+        settings = Settings()  # nothing stored yet: the defaults
+    else:
+        db = open_database(path, write=writing)
+        try:
+            settings = (
+                write_setting(db, key, None if unset else value) if writing else read_settings(db)
+            )
+        finally:
+            db.conn.close()
+    if as_json:
+        keys = [setting(key).key] if key is not None else list(SETTINGS)
+        click.echo(json.dumps({k: getattr(settings, SETTINGS[k].attribute) for k in keys}))
+        return
+    if key is not None:
+        item = setting(key)
+        click.echo(f"{item.key} = {settings.shown(item.key)}")
+        return
+    width = max(len(k) for k in SETTINGS)
+    for item in SETTINGS.values():
+        current = getattr(settings, item.attribute)
+        mark = "" if current == item.default else "  (changed)"
+        click.echo(f"{item.key:<{width}}  {settings.shown(item.key)}{mark}")

@@ -1,0 +1,166 @@
+"""Settings that persist in the database, set with `kvdrill config KEY VALUE`.
+
+Each setting has a default, a line of help and a parser that turns typed text into
+its value (ValueError with the reason when it cannot). Stored values are the text
+form, read back through the same parser, so a value a newer kvdrill wrote that this
+one cannot read falls back to the default instead of failing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import tzinfo
+from typing import Any
+
+from drill.days import DayClock
+from drill.errors import KvdrillError
+
+
+class SettingError(KvdrillError):
+    """An unknown setting or a value it cannot take."""
+
+
+def _bounded_int(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        text = text.strip()
+        if not (text.isdigit() and text.isascii()) or len(text) > 6:
+            raise ValueError(f"a whole number from {low} to {high}")
+        value = int(text)
+        if not low <= value <= high:
+            raise ValueError(f"a whole number from {low} to {high}")
+        return value
+
+    return parse
+
+
+def _retention(text: str) -> float:
+    try:
+        value = float(text.strip().rstrip("%")) / (100 if text.strip().endswith("%") else 1)
+    except ValueError:
+        value = math.nan
+    if not 0.7 <= value <= 0.99:  # nan fails both
+        raise ValueError("a probability from 0.70 to 0.99 (or 70% to 99%)")
+    return round(value, 4)
+
+
+def _time_zone(text: str) -> str:
+    name = text.strip()
+    if name.lower() == "local":
+        return "local"
+    zone_of(name)  # raises ValueError for a name it cannot use
+    return name
+
+
+def zone_of(name: str) -> tzinfo | None:
+    """The zone called `name` (an IANA name such as Europe/Berlin); None for "local"."""
+    if name == "local":
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError("an IANA time zone such as Europe/Berlin, or local") from None
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # as typed: new-per-day; the Settings field is the same with underscores
+    parse: Callable[[str], Any]
+    help: str
+
+    @property
+    def attribute(self) -> str:
+        return self.key.replace("-", "_")
+
+    @property
+    def default(self) -> Any:
+        return getattr(Settings(), self.attribute)
+
+
+SETTINGS: dict[str, Setting] = {
+    s.key: s
+    for s in (
+        Setting("retention", _retention, "chance of recall FSRS aims for when a card is due"),
+        Setting("new-per-day", _bounded_int(0, 9999), "new questions a day"),
+        Setting("max-per-session", _bounded_int(1, 9999), "questions in one quiz session"),
+        Setting("rollover-hour", _bounded_int(0, 23), "local hour at which a new day begins"),
+        Setting("timezone", _time_zone, "IANA zone of your days (Europe/Berlin), or local"),
+    )
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting's value; the defaults here are the settings' defaults."""
+
+    retention: float = 0.9
+    new_per_day: int = 10
+    max_per_session: int = 20
+    rollover_hour: int = 4
+    timezone: str = "local"
+
+    def day_clock(self) -> DayClock:
+        return DayClock(zone_of(self.timezone), self.rollover_hour)
+
+    def shown(self, key: str) -> str:
+        return str(getattr(self, setting(key).attribute))
+
+
+def setting(key: str) -> Setting:
+    found = SETTINGS.get(key.strip().lower().replace("_", "-")) if isinstance(key, str) else None
+    if found is None:
+        raise SettingError(f"no setting called {key!r}; settings: {', '.join(SETTINGS)}")
+    return found
+
+
+def parse_value(key: str, text: str) -> Any:
+    """The value `text` gives setting `key`; SettingError saying what it must be."""
+    item = setting(key)
+    try:
+        return item.parse(text)
+    except ValueError as exc:
+        raise SettingError(f"{item.key} must be {exc}, not {text[:40]!r}") from None
+
+
+def settings_from(stored: Mapping[str, str]) -> Settings:
+    """Settings from stored text by key; unknown keys and unreadable values are skipped."""
+    values: dict[str, Any] = {}
+    for key, text in stored.items():
+        item = SETTINGS.get(key)
+        if item is None:
+            continue
+        try:
+            values[item.attribute] = item.parse(text)
+        except ValueError:
+            continue
+    return replace(Settings(), **values)
+
+
+def read_settings(db) -> Settings:
+    """The stored settings (defaults for a database without a settings table yet)."""
+    tables = {row[0] for row in db.execute("select name from sqlite_master where type='table'")}
+    if "settings" not in tables:
+        return Settings()
+    return settings_from(dict(db.execute("select key, value from settings").fetchall()))
+
+
+def write_setting(db, key: str, text: str | None) -> Settings:
+    """Store `key` = `text` (None: back to the default); returns the settings now."""
+    from drill.review_store import write_transaction
+
+    item = setting(key)
+    with write_transaction(db):
+        if text is None:
+            db.execute("delete from settings where key = ?", [item.key])
+        else:
+            value = parse_value(item.key, text)
+            db.execute(
+                "insert into settings (key, value) values (?, ?)"
+                " on conflict(key) do update set value = excluded.value",
+                [item.key, str(value)],
+            )
+    return read_settings(db)
+
