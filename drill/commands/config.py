@@ -67,9 +67,10 @@ def config_cmd(
     else:
         db = open_database(path, write=writing)
         try:
-            settings = (
-                write_setting(db, key, None if unset else value) if writing else read_settings(db)
-            )
+            if writing and key is not None:
+                settings = write_setting(db, key, None if unset else value)
+            else:
+                settings = read_settings(db)
         finally:
             db.conn.close()
     if as_json:
