@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from drill.dimensions import DIMENSIONS
 from drill.dimensions import words as dimension_words
 from drill.errors import AnswerError, BankError
-from drill.instance import Instance
+from drill.instance import Instance, MisconceptionValue
 from drill.misconceptions import catalogue_entry
 from drill.units import (
     Parsed,
@@ -202,40 +202,83 @@ def _diagnose(
         return f" Your {number} reads as {ctx.shown(value)}; the answer is {answer}.{note}"
 
     # the question's own named mistakes come first
-    for wrong in instance.misconceptions:
-        if instance.tolerance.accepts(wrong.value, expected):
-            continue  # cannot tell it from the right answer on this draw
-        for value in readings:
-            if instance.tolerance.accepts(value, wrong.value):
-                info = catalogue_entry(wrong.id)
-                text = (wrong.feedback or info.feedback).strip()
-                return _verdict(
-                    ctx, "misconception", False, value,
-                    misconception=wrong.id, misconception_name=wrong.name or info.name,
-                    feedback=(text + tail(value)).strip(),
-                )  # fmt: skip
+    found = _question_mistake(instance, expected, readings)
+    if found is not None:
+        wrong, value = found
+        info = catalogue_entry(wrong.id)
+        text = (wrong.feedback or info.feedback).strip()
+        return _verdict(
+            ctx, "misconception", False, value,
+            misconception=wrong.id, misconception_name=wrong.name or info.name,
+            feedback=(text + tail(value)).strip(),
+        )  # fmt: skip
 
     # a bit unit around the number of bytes asked for
     if parsed.bits and ctx.dimension in _BYTE_DIMS and _near(parsed.value * 8, expected, ctx.rel):
         return _slip(ctx, "bits-vs-bytes", parsed.value, tail(parsed.value))
-    # the used part for the wasted part (or the reverse)
-    if ctx.dimension == "fraction" and 0 < expected < 1 and abs(expected - 0.5) > ctx.rel:
-        for value in readings:
-            if _near(value, 1 - expected, ctx.rel):
-                return _slip(ctx, "complement-fraction", value, tail(value))
-    # the same number with the other kind of prefix (0.5 GB for 0.5 GiB)
+    differ = _prefix_kinds_differ(ctx, parsed)
+    known = _known_slip(ctx.dimension, expected, ctx.rel, readings, prefix_differs=differ)
+    if known is not None:
+        return _slip(ctx, known[0], known[1], tail(known[1]))
     if expected and expected > 0:
-        for slip_id, ratios in _slips(ctx.dimension):
-            if slip_id == "gb-vs-gib" and not _prefix_kinds_differ(ctx, parsed):
-                continue
-            for value in readings:
-                if value > 0 and any(_near(value, expected * r, ctx.rel) for r in ratios):
-                    return _slip(ctx, slip_id, value, tail(value))
         for value in readings:
             verdict = _magnitude(ctx, value, tail(value))
             if verdict is not None:
                 return verdict
     return _verdict(ctx, "wrong", False, readings[0], feedback=tail(None).strip())
+
+
+def _question_mistake(
+    instance: Instance, expected: float, readings: tuple[float, ...]
+) -> tuple[MisconceptionValue, float] | None:
+    """The first of the question's named wrong answers a reading matches, and that reading."""
+    for wrong in instance.misconceptions:
+        if instance.tolerance.accepts(wrong.value, expected):
+            continue  # cannot tell it from the right answer on this draw
+        for value in readings:
+            if instance.tolerance.accepts(value, wrong.value):
+                return wrong, value
+    return None
+
+
+def _known_slip(
+    dimension: str,
+    expected: float,
+    rel: float,
+    readings: tuple[float, ...],
+    *,
+    prefix_differs: bool,
+) -> tuple[str, float] | None:
+    """A slip the grader knows by its relation to the answer, and the reading that shows it."""
+    # the used part for the wasted part (or the reverse)
+    if dimension == "fraction" and 0 < expected < 1 and abs(expected - 0.5) > rel:
+        for value in readings:
+            if _near(value, 1 - expected, rel):
+                return "complement-fraction", value
+    # the same number with the other kind of prefix (0.5 GB for 0.5 GiB), and other ratios
+    if expected and expected > 0:
+        for slip_id, ratios in _slips(dimension):
+            if slip_id == "gb-vs-gib" and not prefix_differs:
+                continue
+            for value in readings:
+                if value > 0 and any(_near(value, expected * r, rel) for r in ratios):
+                    return slip_id, value
+    return None
+
+
+def mistake_for_value(instance: Instance, value: float) -> str | None:
+    """The misconception id the grader names for a wrong `value` (in base units) typed in
+    a unit of the answer's dimension, with either kind of prefix and no bit unit; None
+    where it names none, or takes the value as right."""
+    expected = float(instance.expected) if instance.expected is not None else math.nan
+    if instance.tolerance.accepts(value, expected):
+        return None
+    found = _question_mistake(instance, expected, (value,))
+    if found is not None:
+        return found[0].id
+    rel = instance.tolerance.relative_to(expected)
+    known = _known_slip(instance.unit or "count", expected, rel, (value,), prefix_differs=True)
+    return known[0] if known is not None else None
 
 
 def _prefix_kinds_differ(ctx: _Context, parsed: Parsed) -> bool:
