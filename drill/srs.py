@@ -92,10 +92,17 @@ def review_row(
 
 
 def retrievability(scheduler: Scheduler, row: Mapping[str, Any], now: datetime) -> float:
-    """Probability of recall now (0 for a card never reviewed)."""
-    if not row["last_review"]:
+    """Probability of recall now (0 for a card never reviewed).
+
+    FSRS's forgetting curve with the time since the last review in fractional days:
+    fsrs's own `get_card_retrievability` counts whole days only, which calls a card
+    failed 14 hours ago "100 %". The curve's constants are the scheduler's.
+    """
+    if not row["last_review"] or row["stability"] is None:
         return 0.0
-    return float(scheduler.get_card_retrievability(row_to_card(row), now))
+    elapsed_days = max(0.0, (now - parse_iso(row["last_review"])).total_seconds() / 86_400)
+    factor, decay = scheduler._FACTOR, scheduler._DECAY
+    return float((1 + factor * elapsed_days / row["stability"]) ** decay)
 
 
 def replay(

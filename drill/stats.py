@@ -1,20 +1,23 @@
 """Progress figures from the review history: what is due, streak, heatmap, retention, mastery.
 
-Every figure is relative to an injected `now` (UTC-aware). Days are UTC calendar days:
-a review at 23:30 UTC and one at 00:30 UTC fall on different days wherever the user
-lives. Times in the database are `drill.srs.iso` text, so the first ten characters of a
-timestamp are its UTC date and date strings work as range bounds on the indexes.
+Every figure is relative to an injected `now` (UTC-aware) and counted in the user's
+days (`drill.days.DayClock`: their zone, starting at the rollover hour; plain UTC
+calendar days when none is given). Times in the database are `drill.srs.iso` text
+in UTC; a day is the range of times from its start to the next day's start, so day
+counts are indexed range queries.
 
 Counting is done in SQL; Python only walks per-card rows (one per question), never
 per-review rows.
 
 True retention (`retention`) follows Anki's rule, made exact for kvdrill:
-- the window is the last `RETENTION_DAYS` UTC days, today included, up to `now`;
+- the window is the last `RETENTION_DAYS` days, today included, up to `now`;
 - cram reviews are left out (they do not touch the schedule);
-- per question and UTC day only the first review counts;
-- it counts only when the question had a non-cram review on an earlier UTC day (the card
-  was already being recalled from memory, not learned that day);
-- it passes when its rating is Hard, Good or Easy and fails on Again.
+- a review counts when the question's previous (non-cram) review was on an earlier day:
+  the first review of a question each day, of a question that was already being
+  recalled from memory rather than learned that day;
+- it passes when its rating is Hard, Good or Easy and fails on Again;
+- as in Anki, a review is `mature` when the card's interval (the time since that
+  previous review) was at least MATURE_DAYS days, else `young`.
 
 Accuracy of a question is the share of its reviews (cram included) that were right:
 `correct` where the grader decided it, else the self-rating (anything but Again).
@@ -30,9 +33,11 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from drill.days import UTC_DAYS, DayClock
 from drill.srs import iso, make_scheduler, retrievability
 
 RETENTION_DAYS = 30
+MATURE_DAYS = 21  # Anki's line between a young card and a mature one
 HEATMAP_WEEKS = 16
 FORECAST_DAYS = 7
 WEAKEST_LIMIT = 10
@@ -53,6 +58,16 @@ def _day(d: date) -> str:
     return d.isoformat()
 
 
+def _count_between(db: Database, sql: str, start: datetime, end: datetime, *args: Any) -> int:
+    return db.execute(sql, [iso(start), iso(end), *args]).fetchone()[0]
+
+
+def describe_days(days: DayClock) -> dict[str, Any]:
+    """The days figures are counted in: their zone's name and the hour they begin."""
+    zone = getattr(days.tz, "key", None) or (days.tz.tzname(None) if days.tz else "local")
+    return {"zone": zone, "rollover_hour": days.rollover_hour}
+
+
 # ------------------------------------------------------------------------------ due
 
 
@@ -62,60 +77,65 @@ def _bank_filter(active_ids: list[str] | None) -> tuple[str, list[Any]]:
     return " and question_id in (select value from json_each(?))", [json.dumps(active_ids)]
 
 
-def due_counts(db: Database, now: datetime, active_ids: list[str] | None = None) -> dict[str, int]:
-    """Cards due by `now`, and due later in today's UTC day."""
-    tomorrow = _day(now.date() + timedelta(days=1))
+def due_counts(
+    db: Database, now: datetime, active_ids: list[str] | None = None, days: DayClock = UTC_DAYS
+) -> dict[str, int]:
+    """Cards due by `now`, and due later in the user's day."""
     where, args = _bank_filter(active_ids)
     row = db.execute(
         "select coalesce(sum(due <= ?), 0), coalesce(sum(due > ?), 0) from cards"
         f" where due < ?{where}",
-        [iso(now), iso(now), tomorrow, *args],
+        [iso(now), iso(now), iso(days.next_day_start(now)), *args],
     ).fetchone()
     return {"now": row[0], "later_today": row[1]}
 
 
 def forecast(
-    db: Database, now: datetime, active_ids: list[str] | None = None, days: int = FORECAST_DAYS
+    db: Database,
+    now: datetime,
+    active_ids: list[str] | None = None,
+    count: int = FORECAST_DAYS,
+    days: DayClock = UTC_DAYS,
 ) -> list[dict[str, Any]]:
-    """Cards due on each of the next `days` UTC days; today's count includes overdue cards."""
-    today = now.date()
-    end = _day(today + timedelta(days=days))
+    """Cards due on each of the next `count` days; today's count includes overdue cards."""
+    today = days.day_of(now)
     where, args = _bank_filter(active_ids)
-    counts = dict(
-        db.execute(
-            "select max(substr(due, 1, 10), ?) as day, count(*) from cards"
-            f" where due < ?{where} group by day",
-            [_day(today), end, *args],
-        ).fetchall()
-    )
-    dates = [_day(today + timedelta(days=i)) for i in range(days)]
-    return [{"date": d, "due": counts.get(d, 0)} for d in dates]
+    sql = f"select count(*) from cards where due >= ? and due < ?{where}"
+    # from the first day's start back to the beginning of time: overdue cards count today
+    bounds = ["", *(iso(days.start_of(today + timedelta(days=i + 1))) for i in range(count))]
+    return [
+        {
+            "date": _day(today + timedelta(days=i)),
+            "due": db.execute(sql, [bounds[i], bounds[i + 1], *args]).fetchone()[0],
+        }
+        for i in range(count)
+    ]
 
 
 # --------------------------------------------------------------------------- activity
 
 
-def _reviewed_on(db: Database, day: date, now: datetime) -> bool:
+def _reviewed_on(db: Database, day: date, now: datetime, days: DayClock) -> bool:
     row = db.execute(
         "select exists(select 1 from reviews where reviewed_at >= ? and reviewed_at < ?"
         " and reviewed_at <= ?)",
-        [_day(day), _day(day + timedelta(days=1)), iso(now)],
+        [iso(days.start_of(day)), iso(days.start_of(day + timedelta(days=1))), iso(now)],
     ).fetchone()
     return bool(row[0])
 
 
-def streak(db: Database, now: datetime) -> dict[str, Any]:
-    """Consecutive UTC days with at least one review, ending today or, if today has
+def streak(db: Database, now: datetime, days: DayClock = UTC_DAYS) -> dict[str, Any]:
+    """Consecutive days with at least one review, ending today or, if today has
     none yet, yesterday (a streak is not lost until the day is over)."""
-    today = now.date()
-    reviewed_today = _reviewed_on(db, today, now)
+    today = days.day_of(now)
+    reviewed_today = _reviewed_on(db, today, now, days)
     day = today if reviewed_today else today - timedelta(days=1)
-    days = 0
+    count = 0
     # one indexed probe per day of the streak: cheap even for a streak of years
-    while _reviewed_on(db, day, now):
-        days += 1
+    while _reviewed_on(db, day, now, days):
+        count += 1
         day -= timedelta(days=1)
-    return {"days": days, "reviewed_today": reviewed_today}
+    return {"days": count, "reviewed_today": reviewed_today}
 
 
 def heatmap_start(today: date, weeks: int = HEATMAP_WEEKS) -> date:
@@ -124,26 +144,22 @@ def heatmap_start(today: date, weeks: int = HEATMAP_WEEKS) -> date:
 
 
 def reviews_per_day(
-    db: Database, now: datetime, weeks: int = HEATMAP_WEEKS
+    db: Database, now: datetime, weeks: int = HEATMAP_WEEKS, days: DayClock = UTC_DAYS
 ) -> list[dict[str, Any]]:
-    """Reviews (cram included) on each UTC day from the heatmap's first Monday to today."""
-    today = now.date()
-    start = heatmap_start(today, weeks)
+    """Reviews (cram included) on each day from the heatmap's first Monday to today."""
+    today = days.day_of(now)
+    sql = (
+        "select count(*) from reviews"
+        " where reviewed_at >= ? and reviewed_at < ? and reviewed_at <= ?"
+    )
+    out = []
+    day = heatmap_start(today, weeks)
     # one indexed range count per day: cheaper than grouping a hundred thousand rows
-    rows = db.execute(
-        """
-        with recursive days(day) as (
-            select :start union all select date(day, '+1 day') from days where day < :today
-        )
-        select day, (
-            select count(*) from reviews
-            where reviewed_at >= day and reviewed_at < date(day, '+1 day')
-              and reviewed_at <= :now
-        ) from days
-        """,
-        {"start": _day(start), "today": _day(today), "now": iso(now)},
-    ).fetchall()
-    return [{"date": day, "reviews": count} for day, count in rows]
+    while day <= today:
+        start, end = days.start_of(day), days.start_of(day + timedelta(days=1))
+        out.append({"date": _day(day), "reviews": _count_between(db, sql, start, end, iso(now))})
+        day += timedelta(days=1)
+    return out
 
 
 def heatmap_level(count: int, busiest: int) -> int:
@@ -203,38 +219,47 @@ def heatmap_legend(*, color: bool = False) -> str:
 # -------------------------------------------------------------------------- retention
 
 
-def retention(db: Database, now: datetime, days: int = RETENTION_DAYS) -> dict[str, Any]:
-    """True retention over the last `days` UTC days (the rule is in the module docstring)."""
-    since = _day(now.date() - timedelta(days=days - 1))
-    # `prev` is the question's previous non-cram review inside the window; a review is
-    # the first of its day when prev is on an earlier day, and mature when there is a
-    # prev or, for the first review in the window, any non-cram review before it.
-    total, passed = db.execute(
+def retention(
+    db: Database, now: datetime, count: int = RETENTION_DAYS, days: DayClock = UTC_DAYS
+) -> dict[str, Any]:
+    """True retention over the last `count` days (the rule is in the module docstring)."""
+    first_day = days.day_of(now) - timedelta(days=count - 1)
+    since = days.start_of(first_day)
+    db.conn.create_function("user_day", 1, days.day_of_iso, deterministic=True)
+    # `prev` is the question's previous non-cram review, in or before the window (the
+    # newest one first in the per-question index, so each probe stops at once)
+    rows = db.execute(
         """
         with windowed as (
-            select question_id, rating, reviewed_at,
-                   lag(reviewed_at) over (
-                       partition by question_id order by reviewed_at, rowid
-                   ) as prev
-            from reviews
-            where reviewed_at >= :since and reviewed_at <= :now and not coalesce(cram, 0)
+            select w.rating, w.reviewed_at, (
+                select p.reviewed_at from reviews p
+                where p.question_id = w.question_id and p.reviewed_at < w.reviewed_at
+                  and not coalesce(p.cram, 0)
+                order by p.reviewed_at desc limit 1
+            ) as prev
+            from reviews w
+            where w.reviewed_at >= :since and w.reviewed_at <= :now and not coalesce(w.cram, 0)
         )
-        select count(*), coalesce(sum(rating > 1), 0) from windowed w
-        where (prev is null or substr(prev, 1, 10) < substr(reviewed_at, 1, 10))
-          and (prev is not null or exists (
-              select 1 from reviews p
-              where p.question_id = w.question_id and p.reviewed_at < :since
-                and not coalesce(p.cram, 0)
-          ))
+        select julianday(reviewed_at) - julianday(prev) >= :mature as mature,
+               count(*), coalesce(sum(rating > 1), 0)
+        from windowed
+        where prev is not null and user_day(prev) < user_day(reviewed_at)
+        group by mature
         """,
-        {"since": since, "now": iso(now)},
-    ).fetchone()
+        {"since": iso(since), "now": iso(now), "mature": MATURE_DAYS},
+    ).fetchall()
+    split = {bool(mature): (n, passed) for mature, n, passed in rows}
+    young, mature = split.get(False, (0, 0)), split.get(True, (0, 0))
+
+    def share(n: int, passed: int) -> dict[str, Any]:
+        return {"reviews": n, "passed": passed, "rate": passed / n if n else None}
+
     return {
-        "window_days": days,
-        "since": since,
-        "reviews": total,
-        "passed": passed,
-        "rate": passed / total if total else None,
+        "window_days": count,
+        "since": _day(first_day),
+        **share(young[0] + mature[0], young[1] + mature[1]),
+        "young": share(*young),
+        "mature": share(*mature),
     }
 
 
@@ -345,22 +370,25 @@ def collect_stats(
     topics: Mapping[str, str] | None = None,
     misconception_names: Mapping[str, str] | None = None,
     scheduler=None,
+    days: DayClock = UTC_DAYS,
 ) -> dict[str, Any]:
     """Everything `kvdrill stats` shows, as one JSON-ready object (keys in its help).
 
     With `topics` (question id -> topic for the bank), due counts cover only questions
-    in the bank and the removed ones are grouped under REMOVED_TOPIC.
+    in the bank and the removed ones are grouped under REMOVED_TOPIC. `days` are the
+    user's days (plain UTC days by default).
     """
     active_ids = sorted(topics) if topics is not None else None
     figures = question_figures(db, now, topics, scheduler)
     cards = db.execute("select count(*) from cards").fetchone()[0]
     return {
         "now": iso(now),
-        "due": due_counts(db, now, active_ids),
-        "forecast": forecast(db, now, active_ids),
-        "streak": streak(db, now),
-        "heatmap": reviews_per_day(db, now),
-        "retention": retention(db, now),
+        "days": describe_days(days),
+        "due": due_counts(db, now, active_ids, days),
+        "forecast": forecast(db, now, active_ids, days=days),
+        "streak": streak(db, now, days),
+        "heatmap": reviews_per_day(db, now, days=days),
+        "retention": retention(db, now, days=days),
         "topics": topic_mastery(figures),
         "weakest": weakest(figures),
         "misconceptions": frequent_misconceptions(db, now, misconception_names or {}),
@@ -389,8 +417,11 @@ def _table(header: list[str], rows: list[list[str]], indent: str = "  ") -> list
 
 def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
     """The human form of `collect_stats`'s object."""
-    due, ret, st = stats["due"], stats["retention"], stats["streak"]
-    out = [f"Due now: {due['now']}    later today: {due['later_today']}    (days are UTC)"]
+    due, ret, st, days = stats["due"], stats["retention"], stats["streak"], stats["days"]
+    out = [
+        f"Due now: {due['now']}    later today: {due['later_today']}"
+        f"    (days begin {days['rollover_hour']:02d}:00, {days['zone']})"
+    ]
     out.append(
         "Next 7 days: " + "  ".join(f"{d['date'][5:]} {d['due']}" for d in stats["forecast"])
     )
@@ -398,12 +429,21 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
     today_note = "reviewed today" if st["reviewed_today"] else "review today to extend it"
     out.append(f"Streak: {st['days']} {plural}" + (f" ({today_note})" if st["days"] else ""))
     if ret["reviews"]:
+        mature = ret["mature"]
+        split = (
+            f"; mature cards {100 * mature['rate']:.1f}% of {mature['reviews']}"
+            if mature["reviews"]
+            else ""
+        )
         out.append(
             f"True retention, last {ret['window_days']} days: {100 * ret['rate']:.1f}%"
-            f" ({ret['passed']} of {ret['reviews']} recalled)"
+            f" ({ret['passed']} of {ret['reviews']} recalled{split})"
         )
     else:
-        out.append(f"True retention, last {ret['window_days']} days: - (no mature reviews)")
+        out.append(
+            f"True retention, last {ret['window_days']} days: -"
+            " (no reviews yet of questions seen on an earlier day)"
+        )
 
     per_day = stats["heatmap"]
     busiest = max((d["reviews"] for d in per_day), default=0)

@@ -92,7 +92,7 @@ def test_streak_uses_utc_days(db):
 # ------------------------------------------------------------------- retention
 
 
-def test_true_retention_counts_first_mature_review_per_day(db):
+def test_true_retention_counts_the_first_review_per_day_of_questions_seen_before(db):
     add(db, "a", at(40), 3)  # outside the window, but makes day -5 mature
     add(db, "a", at(5), 3)  # counts: pass
     add(db, "a", at(5, hour=11), 1)  # second review that day: ignored
@@ -108,16 +108,20 @@ def test_true_retention_counts_first_mature_review_per_day(db):
     add(db, "d", at(29), 4)  # counts: pass
     add(db, "e", at(40), 3, cram=1)  # only crammed before the window
     add(db, "e", at(2), 1)  # so this first scheduled review is not counted
+    # a's pass at day -5 came 35 days after its last review (mature, at least 21); the other
+    # three came 1 to 3 days after the previous one (young)
     assert retention(db, NOW) == {
         "window_days": 30,
         "since": "2026-10-20",
         "reviews": 4,
         "passed": 3,
         "rate": 0.75,
+        "young": {"reviews": 3, "passed": 2, "rate": 2 / 3},
+        "mature": {"reviews": 1, "passed": 1, "rate": 1.0},
     }
 
 
-def test_retention_without_mature_reviews_has_no_rate(db):
+def test_retention_without_reviews_of_questions_seen_before_has_no_rate(db):
     add(db, "a", at(1), 3)
     assert retention(db, NOW)["rate"] is None
     assert retention(db, NOW)["reviews"] == 0
@@ -208,11 +212,13 @@ def review_card(qid, last_review, stability, reps, lapses=0):
 
 
 # Recall now, worked by hand from the FSRS-6 forgetting curve with the default w20 = 0.1542:
-# R = (1 + F · t / S) ** -w20, F = 0.9 ** (-1 / w20) - 1 = 0.98034649..., t in whole days
-# since the last review. t = S gives 0.9 by construction; t = 1, S = 10 gives
-# 1.09803465 ** -0.1542 = 0.98568241; t = 9, S = 3 gives 3.94103948 ** -0.1542 = 0.80938810.
-STRONG_RECALL = 0.9856824087775146
-SHAKY_RECALL = 0.8093881035731708
+# R = (1 + F · t / S) ** -w20, F = 0.9 ** (-1 / w20) - 1 = 0.98034649..., t in days since
+# the last review, fractions included: each review was at 10:00 and now is 15:00, 5/24 of
+# a day later. t = 5 5/24, S = 5: 2.02119395 ** -0.1542 = 0.89717102; t = 1 5/24, S = 10:
+# 1.11845852 ** -0.1542 = 0.98288524; t = 9 5/24, S = 3: 4.00911887 ** -0.1542 = 0.80725334.
+GONE_RECALL = 0.8971710216655288
+STRONG_RECALL = 0.98288523994943
+SHAKY_RECALL = 0.8072533401076686
 
 
 def test_topic_mastery_weakest_and_removed_questions(db):
@@ -241,7 +247,7 @@ def test_topic_mastery_weakest_and_removed_questions(db):
         {
             "question_id": "gone",
             "topic": REMOVED_TOPIC,
-            "retrievability": pytest.approx(0.9),
+            "retrievability": pytest.approx(GONE_RECALL),
             "accuracy": 0.0,
             "reviews": 1,
             "lapses": 0,
@@ -292,6 +298,7 @@ def test_collect_stats_has_every_documented_key(db):
     figures = collect_stats(db, NOW, topics={"a": "kv-cache"})
     assert list(figures) == [
         "now",
+        "days",
         "due",
         "forecast",
         "streak",

@@ -69,3 +69,15 @@ def open_database(db_path: Path | None, *, write: bool, now: datetime | None = N
         click.echo(f"Warning: {message}", err=True)
 
     return open_db(db_path, write=write, now=now, warn=warn)
+
+
+def user_days(settings, now_text: str | None):
+    """The user's days (drill.days.DayClock) from the settings; with the zone setting
+    left at "local", a --now time with an offset is taken to be in that local zone."""
+    from dataclasses import replace
+
+    days = settings.day_clock()
+    if now_text is not None and settings.timezone == "local":
+        moment = parse_now(now_text)
+        days = replace(days, tz=moment.tzinfo)
+    return days

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from dataclasses import replace
 
 import click
 
@@ -14,11 +13,12 @@ from drill.commands.options import (
     now_option,
     open_database,
     parse_now,
+    user_days,
 )
 
 
 def _clock_and_reader(now_text: str | None, tick_s: float):
-    """(now, read_line, tz): the real clock, or a fixed one that advances per line read.
+    """(now, read_line): the real clock, or a fixed one that advances per line read.
 
     The fixed clock exists for tests and demos: it starts at `now_text` and
     moves `tick_s` seconds each time a line is read, as if the user took that
@@ -32,7 +32,7 @@ def _clock_and_reader(now_text: str | None, tick_s: float):
         return read_input_line(sys.stdin)
 
     if now_text is None:
-        return (lambda: datetime.now(timezone.utc)), read_raw, None
+        return (lambda: datetime.now(timezone.utc)), read_raw
     start = parse_now(now_text)
     clock = [start.astimezone(timezone.utc)]
 
@@ -40,7 +40,7 @@ def _clock_and_reader(now_text: str | None, tick_s: float):
         clock[0] += timedelta(seconds=tick_s)
         return read_raw()
 
-    return (lambda: clock[0]), read_ticking, start.tzinfo
+    return (lambda: clock[0]), read_ticking
 
 
 # the most of one typed line the quiz keeps; the rest of a longer line is read and dropped
@@ -145,15 +145,13 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, now
         from drill.session import SessionIO, SessionOptions, run_session
         from drill.settings import read_settings
 
-    now, read_line, tz = _clock_and_reader(now_text, tick_s)
+    now, read_line = _clock_and_reader(now_text, tick_s)
     # the database first: a refused one stops the quiz before anything is
     # written elsewhere (such as the deck cache)
     db = open_database(db_path, write=True, now=now())
     try:
         settings = read_settings(db)
-        days = settings.day_clock()
-        if tz is not None and settings.timezone == "local":
-            days = replace(days, tz=tz)  # --now's offset is the local zone it pretends
+        days = user_days(settings, now_text)
         options = SessionOptions(
             topic=topic,
             new_limit=settings.new_per_day if new_limit is None else new_limit,

@@ -16,28 +16,34 @@ from drill.commands.options import (
     now_option,
     open_database,
     parse_now,
+    user_days,
 )
 
 STATS_HELP = """Show what is due, your streak, a calendar of reviews, retention and weak spots.
 
-Days are UTC calendar days. True retention counts, over the last 30 days, the first
-non-cram review of a question each day when that question had been reviewed on an
-earlier day; Again fails, Hard/Good/Easy pass. Accuracy is the share of a question's
+Days are your days: in the zone of `kvdrill config timezone`, beginning at its
+rollover hour (4 am unless changed), so a review at 1 am counts for the day before.
+True retention counts, over the last 30 days, the first non-cram review of a
+question each day when the question's previous review was on an earlier day; Again
+fails, Hard/Good/Easy pass; as in Anki, a review is mature when that previous review
+was at least 21 days before, else young. Accuracy is the share of a question's
 answers that were right (the grader's verdict, else the self-rating above Again).
-Recall now is FSRS retrievability, the predicted chance of remembering today.
+Recall now is FSRS retrievability, the predicted chance of remembering now.
 
 \b
 --json prints one object:
   now             the time the figures are for (ISO-8601, UTC)
-  due             {now, later_today}: cards due by now / later this UTC day
-  forecast        [{date, due}] x 7: cards due on each UTC day from today
+  days            {zone, rollover_hour}: the days the figures count in
+  due             {now, later_today}: cards due by now / later today
+  forecast        [{date, due}] x 7: cards due on each day from today
                   (today includes overdue cards)
   streak          {days, reviewed_today}: consecutive days with a review,
                   ending today, or yesterday when today has none yet
   heatmap         [{date, reviews}]: reviews (cram included) per day from the
                   Monday 15 weeks before this week's Monday up to today
-  retention       {window_days, since, reviews, passed, rate}; rate is null
-                  without mature reviews
+  retention       {window_days, since, reviews, passed, rate, young, mature};
+                  young and mature are {reviews, passed, rate}; a rate is null
+                  without reviews
   topics          [{topic, questions, reviews, retrievability, accuracy}];
                   questions no longer in the bank are under "(removed)"
   weakest         [{question_id, topic, retrievability, accuracy, reviews,
@@ -69,13 +75,15 @@ def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str
 @db_option()
 @now_option
 def stats(as_json: bool, banks: tuple[Path, ...], db_path: Path | None, now_text: str | None):
+    from drill.settings import read_settings
     from drill.stats import collect_stats, render_text
     from drill.text import escape_json_controls
 
     now = parse_now(now_text).astimezone(timezone.utc)
     topics, names = bank_lookups(banks)
     db = open_database(db_path, write=False, now=now)
-    figures = collect_stats(db, now, topics=topics, misconception_names=names)
+    days = user_days(read_settings(db), now_text)
+    figures = collect_stats(db, now, topics=topics, misconception_names=names, days=days)
     if as_json:
         click.echo(escape_json_controls(json.dumps(figures, indent=2)))
     else:
