@@ -157,3 +157,28 @@ def test_settings_live_in_a_table_of_their_own(tmp_path):
     assert [r[1] for r in db.execute("pragma table_info(settings)")] == ["key", "value"]
     db.conn.close()
 
+
+
+def test_import_replays_the_history_at_the_stored_retention(tmp_path):
+    history = tmp_path / "h.jsonl"
+    # one question answered Good three times, three days apart
+    history.write_text(
+        "".join(
+            '{"id": "00000000-0000-4000-8000-00000000000%d", "question_id": "q",'
+            ' "reviewed_at": "2026-11-%02dT09:00:00+00:00", "rating": 3}\n' % (n, 10 + 3 * n)
+            for n in range(3)
+        )
+    )
+    dues = {}
+    for retention in ("0.9", "0.7"):
+        db = tmp_path / f"k{retention}.db"
+        open_db(db).conn.close()
+        assert run("config", "retention", retention, "--db", db).exit_code == 0
+        assert run("import", history, "--db", db).exit_code == 0
+        conn = open_db(db, write=False)
+        dues[retention] = conn.execute("select due from cards").fetchone()[0]
+        conn.conn.close()
+    # last review 11-16: at 0.9 the card comes back in about 25 days, at 0.7 in about
+    # 8 months (import's replay fuzzes intervals by a few percent, as the quiz does)
+    assert "2026-12-06" <= dues["0.9"] <= "2026-12-16"
+    assert "2027-05-01" <= dues["0.7"] <= "2027-09-01"
