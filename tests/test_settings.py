@@ -164,8 +164,8 @@ def test_import_replays_the_history_at_the_stored_retention(tmp_path):
     # one question answered Good three times, three days apart
     history.write_text(
         "".join(
-            '{"id": "00000000-0000-4000-8000-00000000000%d", "question_id": "q",'
-            ' "reviewed_at": "2026-11-%02dT09:00:00+00:00", "rating": 3}\n' % (n, 10 + 3 * n)
+            f'{{"id": "00000000-0000-4000-8000-00000000000{n}", "question_id": "q",'
+            f' "reviewed_at": "2026-11-{10 + 3 * n:02d}T09:00:00+00:00", "rating": 3}}\n'
             for n in range(3)
         )
     )
