@@ -10,7 +10,8 @@ numeric   a number with its unit, compared under the question's tolerance; a
           wrong one is diagnosed (drill.kinds.numeric_grade);
 choice    option numbers (1-based, as displayed) or letters: "2", "b", "a, c";
 order     display numbers or letters in order: "3 1 4 2", "3,1,4,2", "c a d b";
-concept   self-rated: `covered` says which key points' cues appear in the text.
+concept   self-rated: `covered` says which key points the text makes (drill.cues),
+          `wrong_claims` which it gets wrong.
 """
 
 from __future__ import annotations

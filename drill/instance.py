@@ -52,6 +52,8 @@ class Instance:
     # concept: model answer and key points (point, cues)
     answer_text: str | None = None
     key_points: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # concept: wrong claims about key points (index into key_points, claim, cues)
+    wrong_claims: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
     evidence: tuple[str, ...] = ()
     # choice: options in display order, and the indexes (0-based) that are correct
     options: tuple[str, ...] = ()

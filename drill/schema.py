@@ -257,13 +257,36 @@ class Misconception:
 
 
 @_record
+class WrongClaim:
+    """A wrong claim about a key point: any of `cues` in an answer, not negated, marks the
+    point missed, and the verdict names `claim` ("Careful: ...").
+
+    Cues are matched as a key point's are (`KeyPoint`). Write the claim as a person would
+    make it: "speculative decoding speeds up prefill".
+    """
+
+    __pydantic_config__ = _CONFIG
+
+    cues: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    claim: Annotated[str, Field(min_length=1)]
+
+
+@_record
 class KeyPoint:
-    """One thing a good answer covers; any of `cues` in the user's text shows it."""
+    """One thing a good answer covers: any of `cues` in the user's text shows it, unless
+    it is negated there or the text makes one of the point's `wrong` claims.
+
+    Cues are matched as words, whatever their form ("queued" matches the cue "queue"),
+    and a cue under negation or contrast does not count ("not TTFT", "TPOT rather than
+    TTFT", "doesn't include queueing"). A point that denies something lists the denial
+    among its cues ("does not speed up prefill").
+    """
 
     __pydantic_config__ = _CONFIG
 
     point: str
-    cues: Annotated[list[str], Field(min_length=1)]
+    cues: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    wrong: list[WrongClaim] = field(default_factory=list)
 
 
 @_record

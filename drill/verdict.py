@@ -27,8 +27,11 @@ class Verdict:
     feedback: str = ""  # one or a few lines for the user
     rating: int = AGAIN  # suggested FSRS rating, 1-4
     covered: tuple[bool, ...] = ()  # concept: one flag per key point
+    # concept: per key point, the wrong claim the answer makes about it, or None
+    wrong_claims: tuple[str | None, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["covered"] = list(self.covered)
+        data["wrong_claims"] = list(self.wrong_claims)
         return data

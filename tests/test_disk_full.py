@@ -63,7 +63,7 @@ def test_a_refused_answer_is_written_beside_the_database_and_the_session_closed(
     assert {k: record[k] for k in ("question_id", "reviewed_at", "rating", "correct", "cram")} == {
         "question_id": "qf-decode-bound",
         "reviewed_at": iso(T0 + timedelta(seconds=80)),
-        "rating": 2,  # one key point of two covered: hard
+        "rating": 1,  # one key point of two covered: again
         "correct": None,
         "cram": False,
     }

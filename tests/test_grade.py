@@ -421,8 +421,8 @@ CONCEPT = Instance(
             (True, True, True),
             3,
         ),
-        ("HBMs", (False, True, False), 2),
-        ("kvcache", (True, False, False), 2),
+        ("HBMs", (False, True, False), 1),  # one point of three: Again
+        ("kvcache", (True, False, False), 1),
         ("", (False, False, False), 1),
         ("no idea", (False, False, False), 1),
         ("membound", (False, False, False), 1),

@@ -103,6 +103,7 @@ def verdict_json(instance, answer_text: str, verdict) -> dict[str, Any]:
         "feedback": data["feedback"],
         "rating": data["rating"],
         "covered": data["covered"],
+        "wrong_claims": data["wrong_claims"],
     }
 
 
@@ -122,8 +123,9 @@ def check(
     false, or null for a self-rated concept answer), status (correct, unit,
     magnitude, misconception, wrong, unreadable, self), value (the answer in base
     units, or null), expected, unit, misconception (a catalogue id or null),
-    misconception_name, feedback, rating (suggested 1-4) and covered (concept: one
-    flag per key point).
+    misconception_name, feedback, rating (suggested 1-4), covered (concept: one
+    flag per key point) and wrong_claims (concept: per key point, the wrong claim the
+    answer makes about it, or null).
     """
     from drill.grade import grade
 

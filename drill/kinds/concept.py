@@ -1,17 +1,16 @@
 """Concept questions: answered in the user's own words and rated by the user.
 
-The grader only reads which key points the text covers (any of a point's cues
-appears in it, word-bounded, plural-tolerant, hyphen or space between words) and
-suggests a rating from that: Good when every point is covered, Hard when some
-are, Again when none is. The verdict shows the model answer beside the key
-points as a checklist; the user's own rating decides.
+The grader reads which key points the text covers (drill.cues: cues matched as
+words in any form, not counted under negation or contrast, and wrong claims that
+mark their point missed) and suggests a rating from that: Again when the text
+makes a wrong claim or covers at most one point, Good when it covers every point,
+Hard in between. The verdict shows the model answer beside the key points as a
+checklist ([x] covered, [!] contradicted) and names each wrong claim; the user's
+own rating decides.
 """
 
 from __future__ import annotations
 
-import functools
-import re
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from drill.document import Block
@@ -41,6 +40,11 @@ class ConceptKind(Kind):
             **fixed_text_fields(question, seed),
             answer_text=question.answer,
             key_points=tuple((k.point, tuple(k.cues)) for k in question.key_points),
+            wrong_claims=tuple(
+                (i, wrong.claim, tuple(wrong.cues))
+                for i, k in enumerate(question.key_points)
+                for wrong in k.wrong
+            ),
             evidence=tuple(question.evidence),
         )
 
@@ -48,34 +52,42 @@ class ConceptKind(Kind):
         return "Answer in your own words"
 
     def grade(self, instance: Instance, answer_text: str) -> Verdict:
+        from drill.cues import coverage  # the stemmer loads with the first answer read
+
         text = answer_text if isinstance(answer_text, str) else ""
-        covered = cues_covered(text[:MAX_CUE_SEARCH_CHARS], instance.key_points)
-        hits = sum(covered)
-        if covered and hits == len(covered):
-            rating = GOOD
-        elif hits:
-            rating = HARD
-        else:
-            rating = AGAIN
+        found = coverage(text[:MAX_CUE_SEARCH_CHARS], instance.key_points, instance.wrong_claims)
         points = [point for point, _cues in instance.key_points]
-        got = [p for p, c in zip(points, covered, strict=True) if c]
-        missed = [p for p, c in zip(points, covered, strict=True) if not c]
+        got = [p for p, c in zip(points, found.covered, strict=True) if c]
+        missed = [p for p, c in zip(points, found.covered, strict=True) if not c]
+        claims = [claim for claim in found.wrong_claims if claim]
+        if claims or not got or (len(got) == 1 and len(points) > 1):
+            rating = AGAIN
+        elif not missed:
+            rating = GOOD
+        else:
+            rating = HARD
         lines = []
         if got:
             lines.append("Covered: " + "; ".join(got))
         if missed:
             lines.append("Missed: " + "; ".join(missed))
+        lines += [careful(claim) for claim in claims]
         return Verdict(
-            correct=None, status="self", feedback="\n".join(lines), rating=rating, covered=covered
-        )
+            correct=None, status="self", feedback="\n".join(lines), rating=rating,
+            covered=found.covered, wrong_claims=found.wrong_claims,
+        )  # fmt: skip
 
     def verdict_lines(self, instance: Instance, verdict: Verdict) -> list[str]:
-        """The model answer, the key points ticked where the answer covered them, and
-        the explanation."""
+        """The model answer, the key points ticked where the answer covered them (a ! where
+        it contradicted them), each wrong claim named, and the explanation."""
         lines = ["Model answer:", f"  {(instance.answer_text or '').strip()}", "Key points:"]
-        covered = tuple(verdict.covered) + (False,) * len(instance.key_points)
-        for (point, _cues), hit in zip(instance.key_points, covered, strict=False):
-            lines.append(f"  [{'x' if hit else ' '}] {point}")
+        count = len(instance.key_points)
+        covered = tuple(verdict.covered) + (False,) * count
+        claims = tuple(verdict.wrong_claims) + (None,) * count
+        for (point, _cues), hit, claim in zip(instance.key_points, covered, claims, strict=False):
+            mark = "!" if claim else "x" if hit else " "
+            lines.append(f"  [{mark}] {point}")
+        lines += [careful(claim) for claim in claims[:count] if claim]
         if instance.explanation:
             lines.append(instance.explanation.strip())
         return lines
@@ -89,34 +101,28 @@ class ConceptKind(Kind):
         ]
 
     def lint(self, question: Any, report: LintReport, context: LintContext) -> None:
-        """Evidence may only name claims an engine run can back with a measurement."""
+        """Evidence may only name claims an engine run can back with a measurement; every
+        cue has a word to look for, and no wrong claim repeats one of its point's cues."""
+        from drill.cues import cue_stems
+
         for i, name in enumerate(question.evidence):
             if name not in EVIDENCE_NAMES:
                 known = ", ".join(sorted(EVIDENCE_NAMES))
                 report.add(("evidence", i), f"unknown evidence '{name}' (known: {known})")
+        for i, key_point in enumerate(question.key_points):
+            right = {cue_stems(cue) for cue in key_point.cues}
+            for j, cue in enumerate(key_point.cues):
+                if not cue_stems(cue):
+                    report.add(("key_points", i, "cues", j), f"cue '{cue}' has no word to find")
+            for j, wrong in enumerate(key_point.wrong):
+                for k, cue in enumerate(wrong.cues):
+                    field = ("key_points", i, "wrong", j, "cues", k)
+                    if not cue_stems(cue):
+                        report.add(field, f"cue '{cue}' has no word to find")
+                    elif cue_stems(cue) in right:
+                        report.add(field, f"'{cue}' is also a cue of this point")
 
 
-def _normalise_words(text: str) -> str:
-    text = re.sub(r"[-_/]", " ", text.casefold())
-    return " ".join(text.split())
-
-
-@functools.lru_cache(maxsize=4096)
-def _cue_pattern(cue: str) -> re.Pattern[str]:
-    """A cue as a regex: word-bounded, plural-tolerant, hyphen or space between words."""
-    words = _normalise_words(cue).split()
-    parts = []
-    for word in words:
-        stem = word[:-1] if len(word) > 3 and word.endswith("s") and word[-2] != "s" else word
-        parts.append(re.escape(stem) + ("(?:e?s)?" if stem[-1:].isalpha() else ""))
-    body = r"\s?".join(parts)
-    return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
-
-
-def cues_covered(text: str, key_points: Iterable[tuple[str, Iterable[str]]]) -> tuple[bool, ...]:
-    """For each (point, cues): whether any cue appears in `text`."""
-    normalised = _normalise_words(text or "")
-    return tuple(
-        any(cue.strip() and _cue_pattern(cue).search(normalised) for cue in cues)
-        for _point, cues in key_points
-    )
+def careful(claim: str) -> str:
+    """How a verdict names a wrong claim the answer made."""
+    return f'Careful: "{claim.strip()}" is wrong.'

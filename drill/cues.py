@@ -1,0 +1,246 @@
+"""Which key points a free-form answer covers: cues read as words, with negation in view.
+
+An answer and every cue are read the same way: casefolded, split into words at
+spaces, hyphens, underscores and slashes ("memory-bound" is two words), "n't"
+read as "not" ("doesn't" is "does not"), and every word reduced to its stem by
+Snowball's English stemmer, so "queued", "queueing" and "queue" are one word and
+so are "amortise" and "amortize". Numbers keep their digits (8,192 reads as
+8192); the symbols + × ÷ / % = − are words of their own ("k+v", "1/TPOT").
+
+A cue is found where its words stand next to one another in the answer, in
+order; articles and a few intensifiers in between are skipped ("time to the
+first token" is "time to first token"), punctuation is not a word.
+
+A cue found under negation or contrast does not count. It is negated when, in
+the same clause, one of these stands at most NEGATION_REACH words before it:
+not (and "n't"), no, never, without, nor, neither, cannot, "rather than",
+"instead of", "as opposed to" ("doesn't include queueing", "TPOT, not TTFT", "no
+quality loss", "decode rather than prefill"); or when a negated verb follows it
+("queueing is not included", "TTFT doesn't change"). "Not only", "not just" and
+"no matter" negate nothing. A clause ends at , ; : . ! ? and brackets, and at
+and, but, so, yet, while, whereas, although, though, because, however.
+
+A key point is covered when one of its cues is found and not negated, and none of
+its wrong claims is: a wrong claim (cues of its own, such as "speeds up prefill"
+for speculative decoding) found and not negated marks the point missed and is
+named in the verdict. A negated wrong claim ("does not speed up prefill") counts
+for nothing either way; a point that denies something lists the denial among its
+cues.
+
+The stemmer is imported when the first answer is read, never on the quiz's start.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+# how many words (articles and intensifiers aside) may stand between a negating word
+# and the cue it negates: a verb's "not" reaches over its verb phrase ("does not really
+# include queueing"), a determiner or preposition only over its noun phrase ("no
+# quality loss", "without a cache", "rather than prefill")
+NEGATION_REACH = 4
+NOUN_NEGATION_REACH = 2
+
+_VERB_NEGATORS = frozenset({"not", "never", "nor", "neither"})
+_NOUN_NEGATORS = frozenset({"no", "without"})
+# two-word contrasts, negating what follows them
+_CONTRASTS = frozenset({("rather", "than"), ("instead", "of"), ("opposed", "to")})
+# "not only X but also Y", "no matter how large": nothing is denied
+_NOT_NEGATING_NEXT = frozenset({"only", "just", "matter", "doubt", "less"})
+# "No it doesn't", "No, this only helps decode": an answer's no, not a determiner
+_PRONOUNS = frozenset("it this that they you we i he she there".split())
+_CLAUSE_WORDS = frozenset(
+    "and but so yet while whereas although though because however".split()
+)
+# verbs that carry a following "not": "queueing is not included", "TTFT doesn't change"
+_AUXILIARIES = frozenset(
+    "is are was were be been does do did has have had will would can could should may "
+    "might must gets get".split()
+)
+# skipped when matching a cue: "time to the first token", "a really large batch"
+_FILLERS = frozenset("a an the its their very much really quite even".split())
+_SYMBOLS = "+×÷/%=−<>"
+_TOKEN = re.compile(
+    r"\d+(?:,\d{3})+(?:\.\d+)?(?![\d,])"  # 8,192 or 1,234.5
+    r"|\d+(?:\.\d+)?"  # 4096, 0.75
+    r"|[^\W\d_]+(?:'[^\W\d_]+)*"  # words, with an apostrophe inside: doesn't, user's
+    rf"|[{re.escape(_SYMBOLS)}]"
+    r"|[,;:.!?()\[\]{}]"  # clause and bracket punctuation
+)
+_PUNCTUATION = frozenset(",;:.!?()[]{}")
+# British spellings read as American ones before stemming: amortise, quantised, utilisation
+_BRITISH = re.compile(r"(?<=[a-z]{2})is(e|es|ed|ing|ation|ations)$")
+_VOWELS = frozenset("aeiouy")
+_CONTRACTED = {"can't": "can", "won't": "will", "shan't": "shall", "cannot": "can"}
+
+
+@dataclass(frozen=True)
+class Token:
+    stem: str  # what cues are compared on
+    word: str  # the word as read, casefolded: negation is decided on it
+    clause_end: bool = False  # punctuation or a word that ends a clause
+
+
+def _normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = text.replace("’", "'").replace("‘", "'").replace("`", "'")
+    text = re.sub(r"[*·⋅∙]", "×", text)
+    # a dash between spaces is a minus ("1 - live/reserved"); elsewhere it joins words
+    text = re.sub(r"(?<=\s)[-–](?=\s)", "−", text)
+    return re.sub(r"[-_–—]", " ", text)
+
+
+@functools.cache
+def _stemmer():
+    from snowballstemmer.english_stemmer import EnglishStemmer
+
+    return EnglishStemmer()
+
+
+@functools.lru_cache(maxsize=8192)
+def stem(word: str) -> str:
+    """A word's stem: Snowball English, then without a final e ("queue", "queued" ->
+    "queu"), so that forms the stemmer leaves apart still meet."""
+    if not word.isalpha():
+        return word
+    word = _BRITISH.sub(r"iz\1", word)
+    if len(word) > 3 and word.endswith("s") and not _VOWELS.intersection(word[:-1]):
+        word = word[:-1]  # an abbreviation's plural: TTFTs, HBMs, GPUs
+    stemmed = _stemmer().stemWord(word)
+    return stemmed[:-1] if len(stemmed) > 2 and stemmed.endswith("e") else stemmed
+
+
+def _words(raw: str) -> list[str]:
+    """A word as one or two words: doesn't -> does not, can't -> can not, user's -> user."""
+    if raw in _CONTRACTED:
+        return [_CONTRACTED[raw], "not"]
+    if raw.endswith("n't"):
+        return [raw[:-3], "not"]
+    head, apostrophe, _tail = raw.partition("'")
+    return [head] if apostrophe else [raw]
+
+
+def tokens(text: str) -> tuple[Token, ...]:
+    """The words, numbers, symbols and clause marks of `text`, in order."""
+    found: list[Token] = []
+    for raw in _TOKEN.findall(_normalise(text)):
+        if raw in _PUNCTUATION:
+            found.append(Token(raw, raw, clause_end=True))
+        elif raw[0].isdigit():
+            number = raw.replace(",", "")
+            found.append(Token(number, number))
+        elif raw in _SYMBOLS:
+            found.append(Token(raw, raw))
+        else:
+            for word in _words(raw):
+                found.append(Token(stem(word), word, clause_end=word in _CLAUSE_WORDS))
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=8192)
+def cue_stems(cue: str) -> tuple[str, ...]:
+    """The stems a cue is matched on; empty when it has no word to look for."""
+    return tuple(t.stem for t in tokens(cue) if not t.clause_end and t.word not in _FILLERS)
+
+
+@functools.lru_cache(maxsize=8192)
+def cue_forms(cue: str) -> tuple[tuple[str, ...], ...]:
+    """The stem sequences that show a cue: its words, and for a cue of several words
+    these written as one ("kv cache" is also "kvcache")."""
+    stems = cue_stems(cue)
+    words = [t.word for t in tokens(cue) if not t.clause_end and t.word not in _FILLERS]
+    forms = [stems] if stems else []
+    if len(words) > 1 and all(w.isalpha() for w in words):
+        forms.append((stem("".join(words)),))
+    return tuple(forms)
+
+
+class Answer:
+    """An answer read once, then asked about any number of cues."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = tokens(text)
+        # the tokens cues are matched against, with their positions in self.tokens
+        self._content = [
+            (i, t.stem)
+            for i, t in enumerate(self.tokens)
+            if not t.clause_end and t.word not in _FILLERS
+        ]
+        self._stems = [stem for _i, stem in self._content]
+        self._negators = self._negator_reaches()
+
+    def _negator_reaches(self) -> dict[int, int]:
+        """Position -> reach of every word that negates what follows it."""
+        words = [t.word for t in self.tokens]
+        found = {}
+        for i, word in enumerate(words):
+            following = words[i + 1] if i + 1 < len(words) else ""
+            if following in _NOT_NEGATING_NEXT:
+                continue
+            if word in _VERB_NEGATORS:
+                found[i] = NEGATION_REACH
+            elif word in _NOUN_NEGATORS and not (word == "no" and following in _PRONOUNS):
+                found[i] = NOUN_NEGATION_REACH
+            elif i > 0 and (words[i - 1], word) in _CONTRASTS:
+                found[i] = NOUN_NEGATION_REACH
+        return found
+
+    def _negated(self, start: int, end: int) -> bool:
+        """Whether the cue at tokens[start..end] stands under negation or contrast."""
+        between = 0
+        for i in range(start - 1, -1, -1):
+            token = self.tokens[i]
+            if token.clause_end or between > NEGATION_REACH:
+                break
+            if i in self._negators and between <= self._negators[i]:
+                return True
+            if token.word not in _FILLERS:
+                between += 1
+        # "queueing is not included", "TTFT doesn't change"
+        after = [t.word for t in self.tokens[end + 1 : end + 4]]
+        return bool(after) and after[0] in _AUXILIARIES and "not" in after[1:3]
+
+    def finds(self, cue: str) -> bool:
+        """Whether `cue` appears in the answer and is not negated there."""
+        stems = self._stems
+        for wanted in cue_forms(cue):
+            size = len(wanted)
+            for k in range(len(stems) - size + 1):
+                if stems[k] == wanted[0] and tuple(stems[k : k + size]) == wanted:
+                    start, end = self._content[k][0], self._content[k + size - 1][0]
+                    if not self._negated(start, end):
+                        return True
+        return False
+
+    def finds_any(self, cues: Iterable[str]) -> bool:
+        return any(self.finds(cue) for cue in cues)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What an answer says about each key point."""
+
+    covered: tuple[bool, ...]
+    wrong_claims: tuple[str | None, ...]  # per point: the wrong claim made, or None
+
+
+def coverage(
+    text: str,
+    key_points: Sequence[tuple[str, Sequence[str]]],
+    wrong_claims: Iterable[tuple[int, str, Sequence[str]]] = (),
+) -> Coverage:
+    """For each (point, cues), whether the answer covers it, and the wrong claim it makes
+    about it, if any; `wrong_claims` are (point index, claim, cues)."""
+    answer = Answer(text or "")
+    claims: list[str | None] = [None] * len(key_points)
+    for index, claim, cues in wrong_claims:
+        if 0 <= index < len(claims) and claims[index] is None and answer.finds_any(cues):
+            claims[index] = claim
+    covered = tuple(
+        claims[i] is None and answer.finds_any(cues) for i, (_point, cues) in enumerate(key_points)
+    )
+    return Coverage(covered, tuple(claims))
