@@ -186,7 +186,7 @@ NUMERIC_DRAWS = {
         params={
             "ttft_ms": 1400, "tpot_ms": 25, "n_tokens": 256, "decode_ms": 6375, "total": 7.775,
         },
-        expected=7.775, unit="seconds", show_as="s",
+        expected=7.775, unit="seconds", show_as="ms",
         text=(
             "A streamed reply shows its first token after 1,400 ms, and every later token follows "
             "25 ms after the previous one. The reply is 256 tokens long. How long does the user "
@@ -197,7 +197,7 @@ NUMERIC_DRAWS = {
         params={
             "ttft_ms": 200, "tpot_ms": 20, "n_tokens": 32, "decode_ms": 620, "total": 0.82,
         },
-        expected=0.82, unit="seconds", show_as="s",
+        expected=0.82, unit="seconds", show_as="ms",
         text=(
             "A streamed reply shows its first token after 200 ms, and every later token follows "
             "20 ms after the previous one. The reply is 32 tokens long. How long does the user "
@@ -206,29 +206,29 @@ NUMERIC_DRAWS = {
     ),
     ("ttft-queue-plus-prefill", 1): Draw(
         params={
-            "queue_ms": 120, "params_b": 7, "prompt": 4096, "peak_tflops": 312, "mfu_pct": 50,
-            "flops": 57_344_000_000_000, "rate": 156_000_000_000_000,
-            "prefill_s": 0.3675897435897436, "ttft": 0.4875897435897436,
+            "params_b": 7, "prompt": 2048, "peak_tflops": 989, "mfu_pct": 40, "queue_pct": 16,
+            "flops": 28_672_000_000_000, "rate": 395_600_000_000_000.0,
+            "prefill_s": 0.07247724974721942, "queue_ms": 12, "ttft": 0.08447724974721942,
         },
-        expected=0.4875897435897436, unit="seconds", show_as="ms",
+        expected=0.08447724974721942, unit="seconds", show_as="ms",
         text=(
-            "A request waits 120 ms in the queue, then a dense 7B-parameter model prefills its "
-            "4,096-token prompt (no prefix-cache hit) on a GPU with 312 TFLOP/s of dense BF16, of "
-            "which prefill achieves 50 %. With 2 FLOPs per parameter per token and attention "
+            "A request waits 12 ms in the queue, then a dense 7B-parameter model prefills its "
+            "2,048-token prompt (no prefix-cache hit) on a GPU with 989 TFLOP/s of dense BF16, of "
+            "which prefill achieves 40 %. With 2 FLOPs per parameter per token and attention "
             "scores ignored, what is the time to first token?"
         ),
     ),
     ("ttft-queue-plus-prefill", 2230): Draw(
         params={
-            "queue_ms": 220, "params_b": 13, "prompt": 2048, "peak_tflops": 989, "mfu_pct": 60,
-            "flops": 53_248_000_000_000, "rate": 593_400_000_000_000,
-            "prefill_s": 0.08973373778227166, "ttft": 0.30973373778227165,
+            "params_b": 13, "prompt": 4096, "peak_tflops": 312, "mfu_pct": 70, "queue_pct": 14,
+            "flops": 106_496_000_000_000, "rate": 218_400_000_000_000.0,
+            "prefill_s": 0.4876190476190476, "queue_ms": 68, "ttft": 0.5556190476190477,
         },
-        expected=0.30973373778227165, unit="seconds", show_as="ms",
+        expected=0.5556190476190477, unit="seconds", show_as="ms",
         text=(
-            "A request waits 220 ms in the queue, then a dense 13B-parameter model prefills its "
-            "2,048-token prompt (no prefix-cache hit) on a GPU with 989 TFLOP/s of dense BF16, of "
-            "which prefill achieves 60 %. With 2 FLOPs per parameter per token and attention "
+            "A request waits 68 ms in the queue, then a dense 13B-parameter model prefills its "
+            "4,096-token prompt (no prefix-cache hit) on a GPU with 312 TFLOP/s of dense BF16, of "
+            "which prefill achieves 70 %. With 2 FLOPs per parameter per token and attention "
             "scores ignored, what is the time to first token?"
         ),
     ),
