@@ -51,13 +51,13 @@ def ask_json(question_id: str, seed: int) -> dict:
 NUMERIC_DRAWS = {
     ("kv-bytes-per-request", 1): Draw(
         params={
-            "layers": 24, "kv_heads": 16, "group": 8, "head_dim": 256, "seq": 2048,
-            "dtype_bytes": 1, "q_heads": 128, "per_token": 196_608, "kv": 402_653_184,
+            "layers": 24, "kv_heads": 16, "group": 7, "head_dim": 256, "seq": 2048,
+            "dtype_bytes": 1, "q_heads": 112, "per_token": 196_608, "kv": 402_653_184,
         },
         expected=402_653_184, unit="bytes", show_as=None,
         text=(
-            "A decoder-only transformer has 24 layers. Its attention is grouped: 128 query heads "
-            "share 16 KV heads (8 query heads per KV head), and every head has dimension 256. The "
+            "A decoder-only transformer has 24 layers. Its attention is grouped: 112 query heads "
+            "share 16 KV heads (7 query heads per KV head), and every head has dimension 256. The "
             "cache keeps 1-byte elements. How much memory does the KV cache of a single request "
             "occupy once it holds 2,048 tokens? Leave out allocator overhead and kernel "
             "workspace."
@@ -65,13 +65,13 @@ NUMERIC_DRAWS = {
     ),
     ("kv-bytes-per-request", 2230): Draw(
         params={
-            "layers": 32, "kv_heads": 8, "group": 8, "head_dim": 128, "seq": 4096,
-            "dtype_bytes": 2, "q_heads": 64, "per_token": 131_072, "kv": 536_870_912,
+            "layers": 32, "kv_heads": 8, "group": 7, "head_dim": 128, "seq": 4096,
+            "dtype_bytes": 2, "q_heads": 56, "per_token": 131_072, "kv": 536_870_912,
         },
         expected=536_870_912, unit="bytes", show_as=None,
         text=(
-            "A decoder-only transformer has 32 layers. Its attention is grouped: 64 query heads "
-            "share 8 KV heads (8 query heads per KV head), and every head has dimension 128. The "
+            "A decoder-only transformer has 32 layers. Its attention is grouped: 56 query heads "
+            "share 8 KV heads (7 query heads per KV head), and every head has dimension 128. The "
             "cache keeps 2-byte elements. How much memory does the KV cache of a single request "
             "occupy once it holds 4,096 tokens? Leave out allocator overhead and kernel "
             "workspace."
