@@ -9,8 +9,10 @@ counts are indexed range queries.
 Counting is done in SQL; Python only walks per-card rows (one per question), never
 per-review rows.
 
-True retention (`retention`) follows Anki's rule, made exact for kvdrill:
-- the window is the last `RETENTION_DAYS` days, today included, up to `now`;
+True retention (`retention`; per week, `weekly_retention`) follows Anki's rule, made
+exact for kvdrill:
+- the window is the last `RETENTION_DAYS` days, today included, up to `now` (for
+  `weekly_retention`, the heatmap's weeks);
 - cram reviews are left out (they do not touch the schedule);
 - a review counts when the question's previous (non-cram) review was on an earlier day:
   the first review of a question each day, of a question that was already being
@@ -47,8 +49,8 @@ REMOVED_TOPIC = "(removed)"
 HEATMAP_CHARS = " .:*#"  # level 0 (no reviews) .. 4 (the busiest days)
 # 256-colour greens for levels 1..4 and a dim grey for days without reviews
 _HEATMAP_COLOURS = (238, 22, 28, 34, 40)
-_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 # "right" for one review: the grader's verdict, else the self-rating
 _RIGHT_SQL = "coalesce(correct, rating > 1)"
@@ -188,7 +190,7 @@ def render_heatmap(per_day: list[dict[str, Any]], *, color: bool = False) -> lis
         month = (start + timedelta(weeks=week)).month
         pos = label_width + 2 * week
         if month != previous_month and pos >= free_from:
-            month_row[pos : pos + 3] = _MONTHS[month - 1]
+            month_row[pos : pos + 3] = MONTHS[month - 1]
             free_from = pos + 4
         previous_month = month
     lines = ["".join(month_row).rstrip()]
@@ -205,7 +207,7 @@ def render_heatmap(per_day: list[dict[str, Any]], *, color: bool = False) -> lis
                 cells.append(f"\x1b[38;5;{_HEATMAP_COLOURS[level]}m\u25a0\x1b[0m")
             else:
                 cells.append(HEATMAP_CHARS[level])
-        lines.append((_WEEKDAYS[weekday] + " " + " ".join(cells)).rstrip())
+        lines.append((WEEKDAYS[weekday] + " " + " ".join(cells)).rstrip())
     return lines
 
 
@@ -219,12 +221,11 @@ def heatmap_legend(*, color: bool = False) -> str:
 # -------------------------------------------------------------------------- retention
 
 
-def retention(
-    db: Database, now: datetime, count: int = RETENTION_DAYS, days: DayClock = UTC_DAYS
-) -> dict[str, Any]:
-    """True retention over the last `count` days (the rule is in the module docstring)."""
-    first_day = days.day_of(now) - timedelta(days=count - 1)
-    since = days.start_of(first_day)
+def _retention_by_day(
+    db: Database, since: datetime, now: datetime, days: DayClock
+) -> list[tuple[str, bool, int, int]]:
+    """(user day, mature, reviews counted, passed) for each day from `since` to `now`
+    with reviews that count for true retention (the rule is in the module docstring)."""
     db.conn.create_function("user_day", 1, days.day_of_iso, deterministic=True)
     # `prev` is the question's previous non-cram review, in or before the window (the
     # newest one first in the per-question index, so each probe stops at once)
@@ -240,27 +241,57 @@ def retention(
             from reviews w
             where w.reviewed_at >= :since and w.reviewed_at <= :now and not coalesce(w.cram, 0)
         )
-        select julianday(reviewed_at) - julianday(prev) >= :mature as mature,
+        select user_day(reviewed_at) as day,
+               julianday(reviewed_at) - julianday(prev) >= :mature as mature,
                count(*), coalesce(sum(rating > 1), 0)
         from windowed
         where prev is not null and user_day(prev) < user_day(reviewed_at)
-        group by mature
+        group by day, mature
+        order by day, mature
         """,
         {"since": iso(since), "now": iso(now), "mature": MATURE_DAYS},
     ).fetchall()
-    split = {bool(mature): (n, passed) for mature, n, passed in rows}
-    young, mature = split.get(False, (0, 0)), split.get(True, (0, 0))
+    return [(day, bool(mature), n, passed) for day, mature, n, passed in rows]
 
-    def share(n: int, passed: int) -> dict[str, Any]:
+
+def _retention_shares(rows: list[tuple[str, bool, int, int]]) -> dict[str, Any]:
+    """{reviews, passed, rate, young, mature} summed over `_retention_by_day` rows."""
+
+    def share(group: list[tuple[str, bool, int, int]]) -> dict[str, Any]:
+        n, passed = sum(r[2] for r in group), sum(r[3] for r in group)
         return {"reviews": n, "passed": passed, "rate": passed / n if n else None}
 
     return {
-        "window_days": count,
-        "since": _day(first_day),
-        **share(young[0] + mature[0], young[1] + mature[1]),
-        "young": share(*young),
-        "mature": share(*mature),
+        **share(rows),
+        "young": share([r for r in rows if not r[1]]),
+        "mature": share([r for r in rows if r[1]]),
     }
+
+
+def retention(
+    db: Database, now: datetime, count: int = RETENTION_DAYS, days: DayClock = UTC_DAYS
+) -> dict[str, Any]:
+    """True retention over the last `count` days (the rule is in the module docstring)."""
+    first_day = days.day_of(now) - timedelta(days=count - 1)
+    rows = _retention_by_day(db, days.start_of(first_day), now, days)
+    return {"window_days": count, "since": _day(first_day), **_retention_shares(rows)}
+
+
+def weekly_retention(
+    db: Database, now: datetime, weeks: int = HEATMAP_WEEKS, days: DayClock = UTC_DAYS
+) -> list[dict[str, Any]]:
+    """True retention in each week (Monday to Sunday) of the heatmap's window, oldest
+    first: [{week, reviews, passed, rate, young, mature}], `week` its Monday; the last
+    week ends at `now`."""
+    first_monday = heatmap_start(days.day_of(now), weeks)
+    rows = _retention_by_day(db, days.start_of(first_monday), now, days)
+    by_week: list[list[tuple[str, bool, int, int]]] = [[] for _ in range(weeks)]
+    for row in rows:
+        by_week[(date.fromisoformat(row[0]) - first_monday).days // 7].append(row)
+    return [
+        {"week": _day(first_monday + timedelta(weeks=i)), **_retention_shares(group)}
+        for i, group in enumerate(by_week)
+    ]
 
 
 # ---------------------------------------------------------------------------- mastery
@@ -399,7 +430,8 @@ def collect_stats(
 # ----------------------------------------------------------------------------- text
 
 
-def _percent(value: float | None) -> str:
+def percent(value: float | None) -> str:
+    """A fraction as a whole percentage ("-" for none)."""
     return "-" if value is None else f"{100 * value:.0f}%"
 
 
@@ -457,8 +489,8 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
                 t["topic"] or "-",
                 str(t["questions"]),
                 str(t["reviews"]),
-                _percent(t["retrievability"]),
-                _percent(t["accuracy"]),
+                percent(t["retrievability"]),
+                percent(t["accuracy"]),
             ]
             for t in stats["topics"]
         ]
@@ -469,8 +501,8 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
             [
                 w["question_id"],
                 w["topic"] or "-",
-                _percent(w["retrievability"]),
-                _percent(w["accuracy"]),
+                percent(w["retrievability"]),
+                percent(w["accuracy"]),
                 str(w["reviews"]),
             ]
             for w in stats["weakest"]

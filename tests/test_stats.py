@@ -6,6 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from drill.cli import cli
+from drill.days import DayClock
 from drill.srs import iso, make_scheduler, new_card_row
 from drill.stats import (
     REMOVED_TOPIC,
@@ -21,6 +22,7 @@ from drill.stats import (
     streak,
     topic_mastery,
     weakest,
+    weekly_retention,
 )
 from drill.store import open_db
 
@@ -125,6 +127,57 @@ def test_retention_without_reviews_of_questions_seen_before_has_no_rate(db):
     add(db, "a", at(1), 3)
     assert retention(db, NOW)["rate"] is None
     assert retention(db, NOW)["reviews"] == 0
+
+
+def test_weekly_retention_counts_each_review_in_its_week(db):
+    # the history of the 30-day test above; over 16 weeks d's fail of 19 Oct counts too
+    add(db, "a", at(40), 3)  # 9 Oct: a's first review, not counted
+    add(db, "a", at(5), 3)  # Fri 13 Nov: pass, mature (35 days after 9 Oct)
+    add(db, "a", at(5, hour=11), 1)  # second review that day: ignored
+    add(db, "a", at(2), 1)  # Mon 16 Nov: fail, young
+    add(db, "a", at(1), 1, cram=1)  # cram: ignored
+    add(db, "b", at(3), 1)  # Sun 15 Nov: first review
+    add(db, "b", at(1), 3)  # Tue 17 Nov: pass, young
+    add(db, "d", at(31), 3)  # Sun 18 Oct: first review
+    add(db, "d", at(30), 1)  # Mon 19 Oct: fail, young
+    add(db, "d", at(29), 4)  # Tue 20 Oct: pass, young
+    weeks = weekly_retention(db, NOW)
+    assert [w["week"] for w in weeks[:2]] == ["2026-08-03", "2026-08-10"]
+    assert len(weeks) == 16
+    empty = {"reviews": 0, "passed": 0, "rate": None}
+    one_of_two_young = {"reviews": 2, "passed": 1, "rate": 0.5}
+    assert weeks[11] == {
+        "week": "2026-10-19",
+        **one_of_two_young,
+        "young": one_of_two_young,
+        "mature": empty,
+    }
+    assert weeks[14] == {
+        "week": "2026-11-09",
+        "reviews": 1,
+        "passed": 1,
+        "rate": 1.0,
+        "young": empty,
+        "mature": {"reviews": 1, "passed": 1, "rate": 1.0},
+    }
+    assert weeks[15] == {
+        "week": "2026-11-16",
+        **one_of_two_young,
+        "young": one_of_two_young,
+        "mature": empty,
+    }
+    others = [w for i, w in enumerate(weeks) if i not in (11, 14, 15)]
+    assert all(w["reviews"] == 0 and w["rate"] is None for w in others)
+
+
+def test_weekly_retention_puts_a_review_before_the_rollover_in_the_day_before(db):
+    # Monday 16 Nov at 02:00 UTC is still Sunday 15 Nov for days that begin at 04:00
+    add(db, "a", datetime(2026, 11, 12, 9, tzinfo=timezone.utc), 3)
+    add(db, "a", datetime(2026, 11, 16, 2, tzinfo=timezone.utc), 3)
+    by_utc_days = weekly_retention(db, NOW)
+    by_user_days = weekly_retention(db, NOW, days=DayClock(timezone.utc, 4))
+    assert [w["reviews"] for w in by_utc_days[14:]] == [0, 1]
+    assert [w["reviews"] for w in by_user_days[14:]] == [1, 0]
 
 
 # ---------------------------------------------------------------- due/forecast
