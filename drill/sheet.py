@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from drill.document import Block, Document, Item, Section, letter
+from drill.html_page import page_head
 from drill.kinds import KINDS, kind_of
 from drill.text import printable
 
@@ -311,23 +312,9 @@ def _html_block(block: Block) -> str:
 
 
 def render_html(doc: Document) -> str:
-    """One self-contained page: inline CSS with print rules, no scripts, no external files.
-
-    The Content-Security-Policy forbids scripts and remote loads even if bank text were
-    ever to slip through unescaped.
-    """
+    """One self-contained page (`drill.html_page`): inline CSS with print rules."""
     out = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        '<meta http-equiv="Content-Security-Policy"'
-        " content=\"default-src 'none'; style-src 'unsafe-inline'\">",
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_html_escape(doc.title)}</title>",
-        f"<style>{_CSS}</style>",
-        "</head>",
-        "<body>",
+        *page_head(_html_escape(doc.title), _CSS),
         f"<header><h1>{_html_escape(doc.title)}</h1>",
         f'<p class="meta">{_html_escape(doc.intro)}</p></header>',
     ]
