@@ -339,27 +339,27 @@ NUMERIC_DRAWS = {
     ),
     ("preset-kv-per-token-hidden-trap", 1): Draw(
         params={
-            "model": "Mistral 7B v0.1", "model_layers": 32, "model_kv_heads": 8,
-            "model_q_heads": 32, "model_head_dim": 128, "model_hidden": 4096,
-            "model_dtype_bytes": 2, "model_params": 7_240_000_000, "per_token": 131_072,
+            "model": "Qwen2.5 7B", "model_layers": 28, "model_kv_heads": 4, "model_q_heads": 28,
+            "model_head_dim": 128, "model_hidden": 3584, "model_dtype_bytes": 2,
+            "model_params": 7_610_000_000, "per_token": 57_344,
         },
-        expected=131_072, unit="bytes", show_as="KiB",
+        expected=57_344, unit="bytes", show_as="KiB",
         text=(
-            "From Mistral 7B v0.1's config: hidden size 4,096, 32 layers, 32 attention heads, 8 "
+            "From Qwen2.5 7B's config: hidden size 3,584, 28 layers, 28 attention heads, 4 "
             "key/value heads, head dimension 128, weights and cache in a 2-byte format. How many "
             "bytes of KV cache does each token add?"
         ),
     ),
     ("preset-kv-per-token-hidden-trap", 2230): Draw(
         params={
-            "model": "Gemma 2 9B", "model_layers": 42, "model_kv_heads": 8, "model_q_heads": 16,
-            "model_head_dim": 256, "model_hidden": 3584, "model_dtype_bytes": 2,
-            "model_params": 9_240_000_000, "per_token": 344_064,
+            "model": "Llama 3.1 405B", "model_layers": 126, "model_kv_heads": 8,
+            "model_q_heads": 128, "model_head_dim": 128, "model_hidden": 16384,
+            "model_dtype_bytes": 2, "model_params": 405_900_000_000, "per_token": 516_096,
         },
-        expected=344_064, unit="bytes", show_as="KiB",
+        expected=516_096, unit="bytes", show_as="KiB",
         text=(
-            "From Gemma 2 9B's config: hidden size 3,584, 42 layers, 16 attention heads, 8 "
-            "key/value heads, head dimension 256, weights and cache in a 2-byte format. How many "
+            "From Llama 3.1 405B's config: hidden size 16,384, 126 layers, 128 attention heads, 8 "
+            "key/value heads, head dimension 128, weights and cache in a 2-byte format. How many "
             "bytes of KV cache does each token add?"
         ),
     ),
@@ -414,13 +414,13 @@ NUMERIC_DRAWS = {
         params={
             "model": "Llama 3 70B", "model_layers": 80, "model_kv_heads": 8, "model_q_heads": 64,
             "model_head_dim": 128, "model_hidden": 8192, "model_dtype_bytes": 2,
-            "model_params": 70_600_000_000, "tp": 8, "seq": 4096, "total": 1_342_177_280,
-            "per_gpu": 167_772_160, "heads_per_gpu": 1,
+            "model_params": 70_600_000_000, "tp": 4, "seq": 4096, "total": 1_342_177_280,
+            "per_gpu": 335_544_320, "heads_per_gpu": 2,
         },
-        expected=167_772_160, unit="bytes", show_as="MiB",
+        expected=335_544_320, unit="bytes", show_as="MiB",
         text=(
             "Llama 3 70B (80 layers, 8 KV heads of dimension 128, 2-byte cache) is served with "
-            "tensor parallelism across 8 GPUs, the KV heads split evenly between them. How much "
+            "tensor parallelism across 4 GPUs, the KV heads split evenly between them. How much "
             "KV cache does one GPU hold for a single request of 4,096 tokens?"
         ),
     ),
