@@ -255,27 +255,29 @@ NUMERIC_DRAWS = {
     ("recompute-vs-cache-positions", 1): Draw(
         params={
             "prompt": 256, "out": 128, "cached": 383, "uncached": 40896,
+            "ratio": 106.7780678851175,
         },
-        expected=106.7780678851175, unit="count", show_as="×",
+        expected=40_513, unit="tokens", show_as=None,
         text=(
             "A prompt has 256 tokens and you generate 128 tokens. Count the token positions "
             "pushed through the model. With a KV cache, prefill handles the prompt once and "
             "produces the first token, and each later token costs one position. Without a cache, "
-            "every one of the 128 steps re-runs the whole current sequence. How many times as "
-            "many positions does the cacheless loop process?"
+            "every one of the 128 steps re-runs the whole current sequence. How many more "
+            "positions does the cacheless loop process than the cached one?"
         ),
     ),
     ("recompute-vs-cache-positions", 2230): Draw(
         params={
             "prompt": 1024, "out": 256, "cached": 1279, "uncached": 294_784,
+            "ratio": 230.4800625488663,
         },
-        expected=230.4800625488663, unit="count", show_as="×",
+        expected=293_505, unit="tokens", show_as=None,
         text=(
             "A prompt has 1,024 tokens and you generate 256 tokens. Count the token positions "
             "pushed through the model. With a KV cache, prefill handles the prompt once and "
             "produces the first token, and each later token costs one position. Without a cache, "
-            "every one of the 256 steps re-runs the whole current sequence. How many times as "
-            "many positions does the cacheless loop process?"
+            "every one of the 256 steps re-runs the whole current sequence. How many more "
+            "positions does the cacheless loop process than the cached one?"
         ),
     ),
     ("decode-step-floor-with-kv", 1): Draw(
@@ -295,14 +297,14 @@ NUMERIC_DRAWS = {
     ),
     ("decode-step-floor-with-kv", 2230): Draw(
         params={
-            "params_b": 8, "batch": 32, "ctx": 4096, "bw_tbs": 4.8, "weights": 16_000_000_000,
-            "kv_each": 536_870_912, "kv_all": 17_179_869_184, "bw": 4800000000000.0,
-            "step": 0.006912472746666667,
+            "params_b": 8, "batch": 24, "ctx": 4096, "bw_tbs": 4.8, "weights": 16_000_000_000,
+            "kv_each": 536_870_912, "kv_all": 12_884_901_888, "bw": 4800000000000.0,
+            "step": 0.006017687893333333,
         },
-        expected=0.006912472746666667, unit="seconds", show_as="ms",
+        expected=0.006017687893333333, unit="seconds", show_as="ms",
         text=(
             "A dense model with 8B parameters in BF16 has 32 layers, 8 KV heads and head "
-            "dimension 128, with an FP16 cache. It decodes a batch of 32 sequences, each with "
+            "dimension 128, with an FP16 cache. It decodes a batch of 24 sequences, each with "
             "4,096 tokens of context, on a GPU with 4.8 TB/s of HBM bandwidth. Each step reads "
             "all the weights once plus the whole cache of every sequence. What is the bandwidth "
             "floor on one step's time?"

@@ -65,7 +65,8 @@ def test_ask_text_output():
         "How many bytes of KV cache does one request of 4,096 tokens hold?",
         "",
         "Answer with a number and unit (e.g. in GiB), then check it with:",
-        '  kvdrill check fx-kv-request --seed 11 --answer "..."',
+        # the check reads the same bank to find the question
+        f'  kvdrill check fx-kv-request --seed 11 --bank {GOOD} --answer "..."',
     ]
 
 
@@ -250,3 +251,4 @@ def test_bank_schema_is_json_schema_of_a_deck():
     assert schema["required"] == ["deck", "questions"]
     assert schema["additionalProperties"] is False
     assert set(schema["$defs"]) >= {"NumericQuestion", "ConceptQuestion", "RangeParam"}
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,12 @@ def ask(question_id: str, seed: int | None, as_json: bool, banks: tuple[Path, ..
         _echo(line)
     _echo()
     _echo(f"{kind.how_to_answer(instance)}, then check it with:")
-    _echo(f'  kvdrill check {instance.question_id} --seed {instance.seed} --answer "..."')
+    # the check must read the same banks to find the question
+    banks_args = "".join(f" --bank {shlex.quote(str(path))}" for path in banks)
+    _echo(
+        f"  kvdrill check {instance.question_id} --seed {instance.seed}{banks_args}"
+        ' --answer "..."'
+    )
 
 
 def verdict_json(instance, answer_text: str, verdict) -> dict[str, Any]:
