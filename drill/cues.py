@@ -12,13 +12,16 @@ order; articles and a few intensifiers in between are skipped ("time to the
 first token" is "time to first token"), punctuation is not a word.
 
 A cue found under negation or contrast does not count. It is negated when, in
-the same clause, one of these stands at most NEGATION_REACH words before it:
-not (and "n't"), no, never, without, nor, neither, cannot, "rather than",
-"instead of", "as opposed to" ("doesn't include queueing", "TPOT, not TTFT", "no
-quality loss", "decode rather than prefill"); or when a negated verb follows it
-("queueing is not included", "TTFT doesn't change"). "Not only", "not just" and
-"no matter" negate nothing. A clause ends at , ; : . ! ? and brackets, and at
-and, but, so, yet, while, whereas, although, though, because, however.
+the same clause, one of these stands before it: not (and "n't"), never, nor,
+neither, cannot, at most NEGATION_REACH words earlier ("doesn't include
+queueing", "TPOT, not TTFT"); no, without, unlike, "rather than", "instead of",
+"as opposed to", at most NOUN_NEGATION_REACH words earlier ("no quality loss",
+"decode rather than prefill"). It is also negated when a negated verb saying
+whether it takes part or moves follows it ("queueing is not included", "TTFT
+doesn't change"); "the cached prefix doesn't need to be prefilled" leaves "cached
+prefix" standing. "Not only", "not just" and "no matter" negate nothing. A clause
+ends at , ; : . ! ? and brackets, and at and, but, so, yet, while, whereas,
+although, though, because, however.
 
 A key point is covered when one of its cues is found and not negated, and none of
 its wrong claims is: a wrong claim (cues of its own, such as "speeds up prefill"
@@ -46,7 +49,7 @@ NEGATION_REACH = 4
 NOUN_NEGATION_REACH = 2
 
 _VERB_NEGATORS = frozenset({"not", "never", "nor", "neither"})
-_NOUN_NEGATORS = frozenset({"no", "without"})
+_NOUN_NEGATORS = frozenset({"no", "without", "unlike"})
 # two-word contrasts, negating what follows them
 _CONTRASTS = frozenset({("rather", "than"), ("instead", "of"), ("opposed", "to")})
 # "not only X but also Y", "no matter how large": nothing is denied
@@ -56,13 +59,21 @@ _PRONOUNS = frozenset("it this that they you we i he she there".split())
 _CLAUSE_WORDS = frozenset(
     "and but so yet while whereas although though because however".split()
 )
-# verbs that carry a following "not": "queueing is not included", "TTFT doesn't change"
+# "queueing is not included", "TTFT doesn't change": a cue followed by one of these
+# verbs, "not", and a word saying whether it takes part or moves, is denied; "the cached
+# prefix doesn't need to be prefilled" denies something else
 _AUXILIARIES = frozenset(
     "is are was were be been does do did has have had will would can could should may "
     "might must gets get".split()
 )
+_DENIED_ROLES = frozenset(
+    "included include includes counted count counts part involved relevant affected affect "
+    "affects changed change changes improved improve improves faster slower reduced reduce "
+    "reduces lowered lower lowers helped help helps matter matters apply applies considered "
+    "measured a shrink shrinks drop drops benefit benefits".split()
+)
 # skipped when matching a cue: "time to the first token", "a really large batch"
-_FILLERS = frozenset("a an the its their very much really quite even".split())
+_FILLERS = frozenset("a an the its their any very much really quite even actually exactly".split())
 _SYMBOLS = "+×÷/%=−<>"
 _TOKEN = re.compile(
     r"\d+(?:,\d{3})+(?:\.\d+)?(?![\d,])"  # 8,192 or 1,234.5
@@ -90,7 +101,7 @@ def _normalise(text: str) -> str:
     text = text.replace("’", "'").replace("‘", "'").replace("`", "'")
     text = re.sub(r"[*·⋅∙]", "×", text)
     # a dash between spaces is a minus ("1 - live/reserved"); elsewhere it joins words
-    text = re.sub(r"(?<=\s)[-–](?=\s)", "−", text)
+    text = re.sub(r"(?:(?<=\s)|^)[-–](?=\s|$)", "−", text)
     return re.sub(r"[-_–—]", " ", text)
 
 
@@ -200,9 +211,14 @@ class Answer:
                 return True
             if token.word not in _FILLERS:
                 between += 1
-        # "queueing is not included", "TTFT doesn't change"
-        after = [t.word for t in self.tokens[end + 1 : end + 4]]
-        return bool(after) and after[0] in _AUXILIARIES and "not" in after[1:3]
+        # "queueing is not included", "TTFT doesn't change", "TTFT is not really affected"
+        after = [t.word for t in self.tokens[end + 1 : end + 6] if t.word not in _FILLERS]
+        return (
+            len(after) >= 3
+            and after[0] in _AUXILIARIES
+            and after[1] == "not"
+            and after[2] in _DENIED_ROLES
+        )
 
     def finds(self, cue: str) -> bool:
         """Whether `cue` appears in the answer and is not negated there."""
