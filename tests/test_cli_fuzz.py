@@ -410,7 +410,7 @@ def test_import(states, state, data, fmt):
     argv=options({"--json": None, "--now": TIME, "-o": OUT, "--format": nasty_text(),
                   "--focus": st.sampled_from(["weak", "strong"]), "--repair": None,
                   "--quick": None, "--seed": nasty_text(), "-n": nasty_text(),
-                  "--key": OUT, "--topic": nasty_text(), "--bank": BANK}),
+                  "--key": OUT, "--topic": nasty_text(), "--bank": BANK, "--html": OUT}),
     source=st.sampled_from(["BACKUP", "DB", "MISSING", "DIR", "/dev/null", "/dev/zero",
                             "GARBAGE"]),
 )  # fmt: skip
@@ -418,7 +418,7 @@ def test_database_commands(states, state, command, argv, source):
     ws = Workspace(states, state)
     try:
         allowed = {
-            "stats": {"--json", "--now", "--bank"},
+            "stats": {"--json", "--now", "--bank", "--html"},
             "export": {"-o", "--format"},
             "sheet": {"--now", "-o", "--format", "--focus", "--seed", "-n", "--key", "--topic",
                       "--bank"},

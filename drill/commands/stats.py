@@ -30,6 +30,13 @@ was at least 21 days before, else young. Accuracy is the share of a question's
 answers that were right (the grader's verdict, else the self-rating above Again).
 Recall now is FSRS retrievability, the predicted chance of remembering now.
 
+--html FILE writes the same figures as one web page to look at instead of
+read: a calendar of reviews per day, true retention per week (young and
+mature), the cards due over the next 30 days and recall and accuracy per topic
+as charts, and the weakest questions and most frequent mistakes as tables. The
+page is self-contained (no scripts, nothing loaded from elsewhere) and prints;
+the same database and time give the same file.
+
 \b
 --json prints one object:
   now             the time the figures are for (ISO-8601, UTC)
@@ -71,24 +78,67 @@ def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str
 
 @click.command(help=STATS_HELP, short_help="Show what is due, streak, heatmap, retention.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (keys above).")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Write the report with charts to FILE as one web page.",
+)
 @bank_option
 @db_option()
 @now_option
-def stats(as_json: bool, banks: tuple[Path, ...], db_path: Path | None, now_text: str | None):
+def stats(
+    as_json: bool,
+    html_path: Path | None,
+    banks: tuple[Path, ...],
+    db_path: Path | None,
+    now_text: str | None,
+):
     from drill.settings import read_settings
     from drill.stats import collect_stats, render_text
     from drill.text import escape_json_controls
 
+    if html_path is not None and as_json:
+        raise click.UsageError("--html and --json cannot be used together")
+    protected = _refuse_the_database(html_path, db_path)
     now = parse_now(now_text).astimezone(timezone.utc)
     topics, names = bank_lookups(banks)
     db = open_database(db_path, write=False, now=now)
-    days = user_days(read_settings(db), now_text)
+    settings = read_settings(db)
+    days = user_days(settings, now_text)
+    if html_path is not None:
+        from drill.outfile import write_text
+        from drill.stats_html import collect_report, render_report
+
+        report = collect_report(
+            db,
+            now,
+            topics=topics,
+            misconception_names=names,
+            days=days,
+            target_retention=settings.retention,
+        )
+        write_text(html_path, render_report(report), protected)
+        click.echo(f"Report written to {html_path}.", err=True)
+        return
     figures = collect_stats(db, now, topics=topics, misconception_names=names, days=days)
     if as_json:
         click.echo(escape_json_controls(json.dumps(figures, indent=2)))
     else:
         # ids come from the database, which an older kvdrill may have filled with anything
         click.echo(render_text(_printable(figures), color=use_color(sys.stdout)), nl=False)
+
+
+def _refuse_the_database(html_path: Path | None, db_path: Path | None) -> list[Path]:
+    """The files an --html FILE must not be; it is checked before the database is opened."""
+    from drill.outfile import protected_files, refuse_protected
+
+    if html_path is None:
+        return []
+    protected = protected_files(db_path)
+    refuse_protected(html_path, protected)
+    return protected
 
 
 def _printable(value):
