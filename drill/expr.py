@@ -35,6 +35,7 @@ MAX_INT_BITS = 4_096
 Number = int | float
 Env = Mapping[str, object]
 _Node = Callable[[Env], Number]
+_Reuse = Callable[[ast.AST], "_Node | None"]
 
 FUNCTIONS = ("abs", "ceil", "floor", "log2", "max", "min", "round", "sqrt")
 _ALLOWED_TEXT = "numbers, + - * / // % **, parentheses, names and " + ", ".join(FUNCTIONS)
@@ -265,7 +266,12 @@ def _bracket_depth(text: str) -> int:
     return deepest
 
 
-def _compile_node(node: ast.AST, names: set[str]) -> _Node:
+def _compile_node(node: ast.AST, names: set[str], reuse: _Reuse | None = None) -> _Node:
+    """The closure of `node`; `reuse` may supply one for a node compiled before."""
+    if reuse is not None:
+        found = reuse(node)
+        if found is not None:
+            return found
     if isinstance(node, ast.Constant):
         value = node.value
         number: int | float
@@ -286,10 +292,11 @@ def _compile_node(node: ast.AST, names: set[str]) -> _Node:
         if op is None:
             symbol = _BINOP_TEXT.get(type(node.op), type(node.op).__name__)
             raise ExprError(f"the operator {symbol} is not allowed; only {_ALLOWED_TEXT}")
-        left, right = _compile_node(node.left, names), _compile_node(node.right, names)
+        left = _compile_node(node.left, names, reuse)
+        right = _compile_node(node.right, names, reuse)
         return lambda env: op(left(env), right(env))
     if isinstance(node, ast.UnaryOp):
-        operand = _compile_node(node.operand, names)
+        operand = _compile_node(node.operand, names, reuse)
         if isinstance(node.op, ast.USub):
             return lambda env: -operand(env)
         if isinstance(node.op, ast.UAdd):
@@ -308,7 +315,7 @@ def _compile_node(node: ast.AST, names: set[str]) -> _Node:
         if not least <= len(node.args) <= most:
             wanted = str(least) if least == most else f"{least} to {most}"
             raise ExprError(f"{name}() takes {wanted} argument(s), got {len(node.args)}")
-        args = tuple(_compile_node(a, names) for a in node.args)
+        args = tuple(_compile_node(a, names, reuse) for a in node.args)
         if len(args) == 1:
             (only,) = args
             return lambda env: function(only(env))
@@ -405,3 +412,62 @@ def evaluate(text: str, env: Env | None = None) -> Number:
     """Compile and evaluate in one step; names must all be in `env`."""
     env = env or {}
     return compile_expr(text, allowed_names=env.keys()).evaluate(env)
+
+
+class SharedTrees:
+    """Many expression trees that share a base tree's nodes, evaluated together.
+
+    A template's slips (drill.kinds.numeric_slips) are its answer with one part
+    changed: each slip's tree holds the answer's own node objects wherever it
+    is unchanged. Compiled here, a base node is evaluated once per environment
+    however many trees hold it, so a slip costs only the nodes it changes. The
+    trees come from `ast` (already checked, e.g. by `compile_expr`) and are
+    compiled once; nothing is parsed per evaluation.
+    """
+
+    def __init__(self, base: ast.AST) -> None:
+        self._cache: dict[int, Number] = {}
+        self._base: dict[int, _Node] = {}
+        self._base_nodes = list(ast.walk(base))  # keeps their ids valid
+        names: set[str] = set()
+        self._base_ids = {id(node) for node in self._base_nodes}
+        _compile_node(base, names, self._reuse)
+        self._roots: list[_Node] = []
+
+    def _reuse(self, node: ast.AST) -> _Node | None:
+        key = id(node)
+        if key not in self._base_ids:
+            return None
+        if key in self._base:
+            return self._base[key]
+        self._base_ids.discard(key)  # compile it plainly, then remember it memoised
+        plain = _compile_node(node, set(), self._reuse)
+        self._base_ids.add(key)
+        cache = self._cache
+
+        def memoised(env: Env) -> Number:
+            try:
+                return cache[key]
+            except KeyError:
+                value = cache[key] = plain(env)
+                return value
+
+        self._base[key] = memoised
+        return memoised
+
+    def add(self, tree: ast.AST) -> None:
+        """Compile one more tree; `evaluate` gives its value at this position."""
+        self._roots.append(_compile_node(tree, set(), self._reuse))
+
+    def evaluate(self, env: Env) -> list[float | None]:
+        """Every tree's value for `env`, as a float; None where it cannot be evaluated."""
+        self._cache.clear()
+        values: list[float | None] = []
+        for root in self._roots:
+            try:
+                value = float(root(env))
+            except (ExprError, ArithmeticError, ValueError, TypeError, KeyError, RecursionError):
+                values.append(None)
+                continue
+            values.append(value if math.isfinite(value) else None)
+        return values

@@ -1,7 +1,8 @@
 """Lint a loaded bank: the checks that need more than the schema.
 
 Each question's kind (drill.kinds) checks it: numeric templates are checked
-statically and drawn with seeds 0..draws-1 (drill.kinds.numeric_lint), concept
+statically, drawn with seeds 0..draws-1 and checked against the slips their
+formulas invite (drill.kinds.numeric_lint), concept
 questions may only cite evidence an engine run can measure, choice options and
 order items must differ. Each problem is reported once per field, at the line of
 that field, with the first seed that shows it.
@@ -36,19 +37,21 @@ class LintReport:
         self.bank, self.qid = bank, qid
         self.path = display_path(bank.source(qid).path)
         self.problems: list[LintError] = []
-        self._fields: set[tuple] = set()
+        self._fields: set[tuple[tuple, tuple]] = set()
 
-    def add(self, field: tuple, message: str) -> None:
-        """A problem at `field` (a path such as ("misconceptions", 1, "expr"))."""
-        if field in self._fields:
+    def add(self, field: tuple, message: str, key: tuple = ()) -> None:
+        """A problem at `field` (a path such as ("misconceptions", 1, "expr")); `key`
+        tells apart problems of one field that are each reported once (the slips
+        of a template are all reported at its first line)."""
+        if (field, key) in self._fields:
             return
-        self._fields.add(field)
+        self._fields.add((field, key))
         line = self.bank.field_line(self.qid, *field)
         where = f"{dotted(field)}: " if field else ""
         self.problems.append(LintError(self.path, line, self.qid, where + message))
 
-    def seen(self, field: tuple) -> bool:
-        return field in self._fields
+    def seen(self, field: tuple, key: tuple = ()) -> bool:
+        return (field, key) in self._fields
 
     def add_repeats(self, field: str, texts: Sequence[str], why: str) -> None:
         """A problem at each of `texts` that repeats an earlier one, ignoring case and

@@ -241,6 +241,27 @@ def _round_sig(x: float, sig: int) -> float:
     return round(x, sig - 1 - math.floor(math.log10(abs(x))))
 
 
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be blank")
+    return text
+
+
+@_record
+class HarmlessSlip:
+    """A slip of the template's formula that may give exactly the right answer on some
+    draws, and why that does no harm (`kvdrill bank lint` names each slip it derives).
+
+    Lint reports such a draw unless the template lists the slip here; a slip that is
+    accepted without being exact is always reported.
+    """
+
+    __pydantic_config__ = _CONFIG
+
+    slip: Annotated[str, AfterValidator(_not_blank)]
+    why: Annotated[str, AfterValidator(_not_blank)]
+
+
 @_record
 class Misconception:
     """A wrong way to the answer: if the user's value matches `expr`, say so.
@@ -318,6 +339,8 @@ class NumericQuestion(_Question):
     solution: Annotated[list[Annotated[str, AfterValidator(_template)]], Field(min_length=1)]
     misconceptions: list[Misconception] = field(default_factory=list)
     hint: Annotated[str, AfterValidator(_template)] | None = None
+    # slips of the formula that may give exactly the answer, each with its reason
+    harmless_slips: list[HarmlessSlip] = field(default_factory=list)
 
 
 @_record

@@ -1,11 +1,13 @@
 """The safe evaluator: what it computes, what it refuses, and that it never crashes."""
 
+import ast
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drill.errors import ExprError
-from drill.expr import MAX_CHARS, compile_expr, evaluate
+from drill.expr import MAX_CHARS, SharedTrees, compile_expr, evaluate
 
 KV_ENV = {"layers": 32, "kv_heads": 8, "head_dim": 128, "seq": 4096, "dtype_bytes": 2}
 
@@ -165,3 +167,30 @@ def test_no_warning_escapes_for_odd_literals(recwarn):
     with pytest.raises(ExprError):
         evaluate("1if 2")
     assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning)]
+
+
+class CountingEnv(dict):
+    """An environment that counts how often each name is looked up."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lookups: dict[str, int] = {}
+
+    def __getitem__(self, key):
+        self.lookups[key] = self.lookups.get(key, 0) + 1
+        return super().__getitem__(key)
+
+
+def test_shared_trees_evaluate_a_shared_node_once_per_environment():
+    base = ast.parse("a * b + c", mode="eval").body
+    product = base.left  # a * b, shared by both trees below
+    trees = SharedTrees(base)
+    trees.add(ast.BinOp(product, ast.Mult(), ast.Constant(2)))  # (a * b) * 2
+    trees.add(ast.BinOp(product, ast.Sub(), ast.Name("c")))  # a * b - c
+    trees.add(ast.BinOp(ast.Name("a"), ast.Div(), ast.Constant(0)))  # fails: None
+    env = CountingEnv(a=3, b=4, c=5)
+    assert trees.evaluate(env) == [24.0, 7.0, None]
+    # a * b and its names once; c once more in the second tree's own node; a for the third
+    assert env.lookups == {"a": 2, "b": 1, "c": 1}
+    env = CountingEnv(a=1, b=2, c=3)
+    assert trees.evaluate(env) == [4.0, -1.0, None]

@@ -97,12 +97,12 @@ TABLE = [
     ("kv", "2147483648 bytes", "misconception", False, "query-heads", 2 * GIB),
     ("kv", "16 MiB", "misconception", False, "forgot-layers", 16 * MIB),
     ("kv", "0.5 GB", "misconception", False, "gb-vs-gib", 5e8),
-    ("kv", "0.537", "misconception", False, "gb-vs-gib", 0.537 * GIB),
+    ("kv", "0.537", "wrong", False, None, 0.537 * GIB),  # right in GB: no unit, no slip
     ("kv", "0.5 Gib", "misconception", False, "bits-vs-bytes", GIB / 16),
-    ("kv", "4294967296", "misconception", False, "bits-vs-bytes", 4294967296),
+    ("kv", "4294967296", "wrong", False, None, 4294967296 * GIB),  # right in bits
     ("kv", "512 GiB", "misconception", False, "off-by-1024", 512 * GIB),
     ("kv", "0.5 TiB", "misconception", False, "off-by-1024", 512 * GIB),
-    ("kv", "512", "misconception", False, "off-by-1024", 512 * GIB),
+    ("kv", "512", "wrong", False, None, 512 * GIB),  # right in MiB, a unit it never shows
     ("kv", "0.5 MiB", "misconception", False, "off-by-1024", MIB / 2),
     ("kv", "5 GiB", "magnitude", False, None, 5 * GIB),
     ("kv", "0.05 GiB", "magnitude", False, None, 0.05 * GIB),
@@ -134,7 +134,7 @@ TABLE = [
     ("waste", "75 %", "correct", True, None, 0.75),
     ("waste", "0.75", "correct", True, None, 0.75),
     ("waste", "3/4", "correct", True, None, 0.75),
-    ("waste", "75", "unit", True, None, 0.75),
+    ("waste", "75", "misconception", False, "percent-vs-fraction", 75),
     ("waste", "7500%", "misconception", False, "percent-vs-fraction", 75),
     ("waste", "0.75%", "misconception", False, "percent-vs-fraction", 0.0075),
     ("waste", "25%", "misconception", False, "complement-fraction", 0.25),
@@ -201,7 +201,8 @@ def test_question_feedback_overrides_the_catalogue_and_shows_the_answer():
 def test_feedback_for_unit_slips():
     assert grade(KV, "0.5").feedback == "Right number, but give the unit: 0.5 GiB."
     assert grade(WASTE, "75").feedback == (
-        "Right, but a bare 75 is not a percentage: write 75% or 0.75."
+        "A fraction of 0.75 is 75 percent. Write either 0.75 (or 3/4) or 75%; a bare 75 means "
+        "seventy-five, not seventy-five percent. You gave 75; the answer is 75%."
     )
     assert grade(KV, "0.5 GiB/s").feedback == (
         "The number is right but GiB/s is a bandwidth (bytes per second); "
@@ -214,7 +215,9 @@ def test_bare_number_feedback_says_how_it_was_read():
     assert feedback.endswith(
         "Your 268,435,456 reads as 0.25 GiB; the answer is 0.5 GiB. Give the unit too."
     )
-    assert grade(KV, "100").feedback == "You gave 100; the answer is 0.5 GiB. Give the unit too."
+    assert grade(KV, "100").feedback == (
+        "Give the unit: the answer is in GiB. A bare 100 is not the answer in GiB or bytes."
+    )
 
 
 def test_magnitude_feedback():

@@ -103,6 +103,11 @@ def test_semantic_checks_each_name_their_field():
     result = lint("bad/lint_semantics.yaml")
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
+        # the template's own line: leaving out a factor that is 1 on some draws is no slip
+        # the grader can see
+        "bad/lint_semantics.yaml:3: fx-misconception-hits: slip 'drop factor layers' gives "
+        "exactly the answer (1024) on seed 0; change the ranges, or list it under "
+        "harmless_slips with why it does no harm",
         "bad/lint_semantics.yaml:12: fx-misconception-hits: params.unused: "
         "is never used by the answer, derived or misconceptions",
         "bad/lint_semantics.yaml:16: fx-misconception-hits: solution[0]: "
@@ -124,7 +129,7 @@ def test_semantic_checks_each_name_their_field():
         "bad/lint_semantics.yaml:54: fx-twin-options: options[1]: "
         "'kv  heads' appears twice; the options cannot be told apart",
     ]
-    assert result.stderr == "Error: 10 problems in 1 file\n"
+    assert result.stderr == "Error: 11 problems in 1 file\n"
 
 
 def test_a_folder_lists_every_file_problem():
@@ -141,8 +146,8 @@ def test_a_folder_lists_every_file_problem():
         "bad/lint_semantics.yaml",
         "bad/unknown_name.yaml",
     }
-    assert len(lines) == 15
-    assert result.stderr == "Error: 15 problems in 6 files\n"
+    assert len(lines) == 16
+    assert result.stderr == "Error: 16 problems in 6 files\n"
 
 
 def test_good_bank_passes_with_a_summary():
@@ -193,6 +198,9 @@ questions:
     misconceptions:
       - id: forgot-kv-factor
         expr: base
+    harmless_slips:
+      - slip: drop factor factor
+        why: Leaving the factor out is the misconception this test is about.
 """,
         encoding="utf-8",
     )
@@ -227,3 +235,91 @@ questions:
     # linting the built-in files themselves is no clash (one draw each: the suite draws
     # the deck hard once, in test_deck_stress)
     assert lint("--draws", "1", *map(str, builtin_bank_files())).exit_code == 0
+
+
+# --------------------------------------------------------------------------- slips
+# The first seeds below are worked from the draw rule (random.Random seeded with the first
+# 8 bytes of sha256("ID:SEED"), one choice per param in the order written) and the
+# formulas typed out, not from kvdrill.
+
+
+def test_a_tolerance_wider_than_a_slip_fails_naming_the_slip():
+    # seed 0 draws 200 ms, 20 ms, 64 tokens: 0.2 + 63 x 0.02 = 1.46 s, and one gap more or
+    # less (1.48 s, 1.44 s) is within 5 %; seed 11 (200 ms, 20 ms, 256 tokens) is the
+    # first where the 5.1 s of decode alone is within 5 % of 5.3 s
+    result = lint("slips/wide.yaml")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "slips/wide.yaml:4: fx-wide-latency: slip 'count n_tokens -> n_tokens-1' gives 1.44, "
+        "accepted as the answer 1.46 on seed 0; tighten the tolerance or change the ranges",
+        "slips/wide.yaml:4: fx-wide-latency: slip 'count n_tokens -> n_tokens+1' gives 1.48, "
+        "accepted as the answer 1.46 on seed 0; tighten the tolerance or change the ranges",
+        "slips/wide.yaml:4: fx-wide-latency: slip 'drop term ttft_ms' gives 5.1, accepted as "
+        "the answer 5.3 on seed 11; tighten the tolerance or change the ranges",
+        "slips/wide.yaml:22: fx-wide-latency: misconceptions[0].expr: 'first-token-gap' gives "
+        "the right answer (1.48) on seed 0",
+    ]
+    assert result.stderr == "Error: 4 problems in 1 file\n"
+
+
+def test_a_slip_that_is_sometimes_exactly_right_needs_a_reason():
+    # fx-one-byte first draws 1-byte elements on seed 2 (3000 x 512 x 1), and
+    # fx-misspelt-opt-out on seed 1 (1000 x 768 x 1); its opt-out names no slip
+    result = lint("slips/exact.yaml")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "slips/exact.yaml:4: fx-one-byte: slip 'drop factor dtype_bytes' gives exactly the "
+        "answer (1.536e+06) on seed 2; change the ranges, or list it under harmless_slips "
+        "with why it does no harm",
+        "slips/exact.yaml:15: fx-misspelt-opt-out: slip 'drop factor dtype_bytes' gives "
+        "exactly the answer (768000) on seed 1; change the ranges, or list it under "
+        "harmless_slips with why it does no harm",
+        "slips/exact.yaml:27: fx-misspelt-opt-out: harmless_slips[0].slip: 'drop factor "
+        "dtype' is not a slip of this template; did you mean 'drop factor dtype_bytes'?",
+    ]
+
+
+def test_a_listed_harmless_slip_and_an_always_renamed_slip_pass():
+    result = lint("slips/good.yaml")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "ok: 2 questions in 1 file, 2 numeric templates × 200 draws\n"
+
+
+def test_named_wrong_answers_that_coincide_on_a_draw_fail():
+    # seed 5 draws 16 layers and 16 requests: forgetting either gives 16 x 4096 bytes;
+    # seed 1 draws 8 requests: one request's share is the answer / 8, bits for bytes
+    result = lint("slips/coincide.yaml")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "slips/coincide.yaml:21: fx-two-names: misconceptions[1].expr: 'forgot-requests' "
+        "gives the value of 'forgot-layers' (65536) on seed 5; the grader would name only "
+        "'forgot-layers'",
+        "slips/coincide.yaml:21: fx-two-names: misconceptions[1].expr: 'forgot-requests' "
+        "gives the value of a 'bits-vs-bytes' slip on seed 1 but not on every draw; on those "
+        "draws a 'bits-vs-bytes' slip is named 'forgot-requests'",
+    ]
+
+
+def test_harmless_slips_need_a_reason(tmp_path):
+    path = tmp_path / "no-reason.yaml"
+    path.write_text(
+        """\
+deck: no-reason
+questions:
+  - id: fx-no-reason
+    kind: numeric
+    topic: kv-cache
+    prompt: "{n} bytes?"
+    params:
+      n: {choices: [1, 2]}
+    answer: n
+    unit: bytes
+    solution: ["{n}"]
+    harmless_slips:
+      - {slip: answer x8, why: "  "}
+""",
+        encoding="utf-8",
+    )
+    result = lint(str(path))
+    assert result.exit_code == 1
+    assert result.stdout == f"{path}:13: fx-no-reason: harmless_slips[0].why: must not be blank\n"

@@ -35,16 +35,19 @@ def run(*args: str, input: str | bytes | None = None):
 # --------------------------------------------------------------------------- 1. the grader
 
 
+GIVE = "Give the unit: the answer is in MiB. A bare"
+
+
 @pytest.mark.parametrize(
     ("answer", "feedback"),
     [
-        ("1e308", "You gave 1e308; the answer is 512 MiB. Give the unit too."),
-        ("1e303", "You gave 1e303; the answer is 512 MiB. Give the unit too."),
-        ("1e-320", "You gave 9.99989e-321; the answer is 512 MiB. Give the unit too."),
-        ("5e-324", "You gave 4.94066e-324; the answer is 512 MiB. Give the unit too."),
-        ("-1e308", "You gave -1e308; the answer is 512 MiB. Give the unit too."),
-        ("0", "You gave 0; the answer is 512 MiB. Give the unit too."),
-        ("2**1000", "You gave 1.07151e301; the answer is 512 MiB. Give the unit too."),
+        ("1e308", f"{GIVE} 1e308 is not the answer in MiB or bytes."),
+        ("1e303", f"{GIVE} 1e303 is not the answer in MiB or bytes."),
+        ("1e-320", f"{GIVE} 9.99989e-321 is not the answer in MiB or bytes."),
+        ("5e-324", f"{GIVE} 4.94066e-324 is not the answer in MiB or bytes."),
+        ("-1e308", f"{GIVE} -1e308 is not the answer in MiB or bytes."),
+        ("0", f"{GIVE} 0 is not the answer in MiB or bytes."),
+        ("2**1000", f"{GIVE} 1.07151e301 is not the answer in MiB or bytes."),
         ("1e308 %", "The answer is a size in bytes (512 MiB), not a fraction or percentage."),
     ],
 )
@@ -83,7 +86,7 @@ def test_quiz_grades_an_overflowing_answer_and_goes_on(tmp_path):
     assert result.exit_code == 0
     assert (
         "Wrong. Answer: 2 MiB (2,097,152 bytes).\n"
-        "You gave 1e303; the answer is 2 MiB. Give the unit too.\n"
+        "Give the unit: the answer is in MiB. A bare 1e303 is not the answer in MiB or bytes.\n"
     ) in result.stdout
     assert "1 answered: 0 right, 1 wrong; 40 s." in result.stdout
 

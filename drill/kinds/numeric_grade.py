@@ -3,10 +3,10 @@
 The answer is read by `drill.units.parse_answer` into base units and compared with
 the expected value under the instance's tolerance (drill.schema.Tolerance, by
 default 1 % relative). In order, the verdict is
-  correct        the value matches (a bare number is read in base units);
-  unit           a bare number that matches in the unit the answer is shown in
-                 ("0.5" for 0.5 GiB, "75" for 75 %): right, rated Hard; or a unit
-                 of the wrong kind around the right number: wrong;
+  correct        the value matches;
+  unit           a bare number right in a unit the question uses (below): right,
+                 rated Hard, "give the unit"; or a unit of the wrong kind around
+                 the right number: wrong;
   misconception  the value matches one of the question's named wrong answers, then
                  one of the slips the grader knows by their ratio to the answer
                  (bits-vs-bytes, gb-vs-gib, off-by-1024, ms-vs-s, off-by-1000,
@@ -15,11 +15,33 @@ default 1 % relative). In order, the verdict is
                  of ten of the answer;
   wrong          anything else;
   unreadable     the text could not be read: the caller asks again.
+
+A bare number (no unit) is read in the units the question uses, and no other:
+  - a count, a number of tokens or requests, or FLOP per byte: as that number;
+  - a fraction: as a fraction (0.75), or as a percentage (75) when the question
+    asks for a percentage ("what percentage", "in percent"); the other reading is
+    the percent-vs-fraction slip (75 for 0.75, 0.75 for 75 %);
+  - anything else (bytes, a time, a rate, FLOPs): first in the question's display
+    unit (its show_as, else the unit the answer is best shown in), then in each
+    unit the question's text states (its "4,096 ms", "3.35 TB/s"), then in the
+    base unit (bytes, seconds). Right in the base unit is right: a byte count or
+    seconds need no unit. Right in the display unit or a stated unit is right,
+    rated Hard, with "Right number, but give the unit: 0.5 GiB": the number is
+    what the question worked in, only the unit is missing. Right in no unit the
+    question uses is wrong, and says which unit the question wants ("Give the
+    unit: the answer is in MiB"), and the unit it would be right in, if any ("it
+    would be in GiB"): the question never showed that unit, so the number is not
+    credited, nor is a unit slip (GB vs GiB, off by 1024 or 1000, ms vs s, bits
+    vs bytes) named for a reading in a unit the number was not given; read in
+    the base unit it means what it says, and a slip there is named (576,460,752
+    bytes for 0.5 GiB is GB read as GiB). A power of ten that a unit prefix
+    explains (10^3) is not called "right digits" for a bare number either.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from drill.dimensions import DIMENSIONS
@@ -29,6 +51,7 @@ from drill.instance import Instance, MisconceptionValue
 from drill.misconceptions import catalogue_entry
 from drill.units import (
     Parsed,
+    UnitSpec,
     best_fit_unit,
     format_in,
     format_quantity,
@@ -45,6 +68,12 @@ _BYTE_DIMS = frozenset({"bytes", "bytes_per_s"})
 # dimensions whose base unit is a natural way to write the answer with no unit at all
 _BARE_OK = frozenset(name for name, d in DIMENSIONS.items() if d.bare)
 _FLOP_DIMS = frozenset({"flop", "flop_per_s", "flop_per_byte"})
+# slips of the unit alone, which a number written without one cannot show
+_UNIT_SLIPS = frozenset({"bits-vs-bytes", "gb-vs-gib", "off-by-1024", "off-by-1000", "ms-vs-s"})
+# a quantity stated in a question's text, "4,096 ms", "3.35 TB/s", "80 GB"; in 10^9 the 9
+# is no quantity, and a lone B ("a 7B model") is a billion, not a byte
+_STATED = re.compile(r"(?<![\w.^])\d[\d,]*(?:\.\d+)?\s?([A-Za-zµμ]+(?:/[A-Za-z]+)?)")
+_ASKS_PERCENT = re.compile(r"\bpercent(?:age)?\b|\bin %|\bas a %", re.IGNORECASE)
 
 
 def show_symbol(instance: Instance, expected: float) -> str:
@@ -142,27 +171,96 @@ def _lenient_dimension(parsed: Parsed, dimension: str, text: str) -> Parsed:
     return parsed
 
 
+def stated_units(text: str, dimension: str) -> tuple[UnitSpec, ...]:
+    """The units of `dimension` that `text` states quantities in, in order, each once."""
+    found: dict[tuple[int, int], UnitSpec] = {}
+    for symbol in _STATED.findall(text or ""):
+        spec = parse_unit(symbol) if symbol not in ("B", "b") else None
+        if spec is not None and spec.dimension == dimension:
+            found.setdefault((spec.mul, spec.div), spec)
+    return tuple(found.values())
+
+
+def bare_readings(instance: Instance, expected: float) -> tuple[UnitSpec | None, ...]:
+    """The units a bare number is read in for `instance`, in order (module docstring):
+    None is the base unit, where a bare number is complete; the others are units the
+    question uses, where it lacks its unit."""
+    dimension = instance.unit or "count"
+    if dimension == "fraction":
+        asks_percent = _ASKS_PERCENT.search(instance.text or "") is not None
+        return (parse_unit("%"),) if asks_percent else (None,)
+    if dimension in _BARE_OK:
+        return (None,)
+    readings: dict[tuple[int, int], UnitSpec] = {}
+    shown = parse_unit(show_symbol(instance, expected))
+    for spec in (shown, *stated_units(instance.text, dimension)):
+        if spec is not None and spec.dimension == dimension and spec.factor != 1:
+            readings.setdefault((spec.mul, spec.div), spec)
+    return (*readings.values(), None)
+
+
 def _grade_bare(ctx: _Context, parsed: Parsed) -> Verdict:
-    """A number without a unit: read in base units first, then in the shown unit."""
+    """A number without a unit, read in the units the question uses (module docstring)."""
     instance, expected = ctx.instance, ctx.expected
-    if instance.tolerance.accepts(parsed.value, expected):
-        return _verdict(ctx, "correct", True, parsed.value)
-    spec = parse_unit(ctx.symbol) if ctx.symbol else None
-    readings = [parsed.value]
-    in_shown_unit = parsed.value * spec.mul / spec.div if spec is not None else math.inf
-    # a reading that overflows ("1e303" read as GiB) cannot be the answer meant
-    if spec is not None and spec.factor != 1 and math.isfinite(in_shown_unit):
-        if instance.tolerance.accepts(in_shown_unit, expected):
-            if spec.symbol == "%":
-                note = (
-                    f"Right, but a bare {parsed.number:g} is not a percentage: "
-                    f"write {ctx.shown(expected)} or {format_quantity(expected, None)}."
-                )
-            else:
-                note = f"Right number, but give the unit: {ctx.shown(expected)}."
-            return _verdict(ctx, "unit", True, in_shown_unit, feedback=note)
-        readings.insert(0, in_shown_unit)  # "512" more likely meant 512 GiB than 512 bytes
-    return _diagnose(ctx, parsed, tuple(readings), bare=True)
+    units = bare_readings(instance, expected)
+    readings = []
+    for spec in units:
+        value = parsed.value * (spec.factor if spec else 1.0)
+        # a reading that overflows ("1e303" read as GiB) cannot be the answer meant
+        if not math.isfinite(value):
+            continue
+        if instance.tolerance.accepts(value, expected):
+            if spec is None or ctx.dimension in _BARE_OK:
+                return _verdict(ctx, "correct", True, value)
+            note = f"Right number, but give the unit: {format_in(expected, spec.symbol)}."
+            return _verdict(ctx, "unit", True, value, feedback=note)
+        readings.append(value)
+    return _diagnose(ctx, parsed, tuple(readings) or (parsed.value,), bare=True)
+
+
+def _give_the_unit(ctx: _Context, parsed: Parsed) -> str:
+    """What a bare number right in no unit the question uses is told: the unit it wants,
+    the units it was read in, and the one it would be right in, if any."""
+    names = [
+        spec.symbol if spec else _base_symbol(ctx.dimension)
+        for spec in bare_readings(ctx.instance, ctx.expected)
+    ]
+    tried = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    whole = parsed.value.is_integer() and abs(parsed.value) < 1e15
+    number = f"{int(parsed.value):,}" if whole else format_quantity(parsed.value, None, digits=6)
+    elsewhere = _right_in(ctx, parsed)
+    would = f" (it would be in {elsewhere})" if elsewhere else ""
+    return (
+        f"Give the unit: the answer is in {ctx.symbol}. A bare {number} is not the answer "
+        f"in {tried}{would}."
+    )
+
+
+# units a bare number may have been meant in, beyond a dimension's display ladder
+_OTHER_UNITS = {
+    "bytes": ("kB", "MB", "GB", "TB", "PB", "bits", "Kib", "Mib", "Gib", "Tib", "Kb", "Mb", "Gb"),
+    "bytes_per_s": ("KiB/s", "MiB/s", "GiB/s", "TiB/s", "Gb/s", "Tb/s"),
+}
+
+
+def _right_in(ctx: _Context, parsed: Parsed) -> str | None:
+    """The unit of the answer's dimension a bare number would be right in, if any."""
+    dimension = DIMENSIONS[ctx.dimension]
+    for symbol in (*dimension.ladder, *_OTHER_UNITS.get(ctx.dimension, ())):
+        spec = parse_unit(symbol) if symbol else None
+        value = parsed.value * spec.factor if spec else math.inf
+        if math.isfinite(value) and ctx.instance.tolerance.accepts(value, ctx.expected):
+            return symbol
+    return None
+
+
+def _base_symbol(dimension: str) -> str:
+    """How the base unit of `dimension` is written: bytes, s, B/s, FLOP, FLOP/s."""
+    for symbol in DIMENSIONS[dimension].ladder:
+        spec = parse_unit(symbol) if symbol else None
+        if spec is not None and spec.factor == 1:
+            return "bytes" if dimension == "bytes" else symbol
+    return dimension
 
 
 def _grade_wrong_dimension(ctx: _Context, parsed: Parsed) -> Verdict:
@@ -201,40 +299,59 @@ def _diagnose(
             return f" You gave {number}; the answer is {answer}.{note}"
         return f" Your {number} reads as {ctx.shown(value)}; the answer is {answer}.{note}"
 
+    # a bare number right in some unit of the answer's kind lacks only its unit
+    unit_missing = bare and ctx.dimension not in _BARE_OK
+    if unit_missing and _right_in(ctx, parsed) is not None:
+        return _verdict(ctx, "wrong", False, readings[0], feedback=_give_the_unit(ctx, parsed))
+    # a slip of the unit alone shows only where the number means what it says: typed with
+    # its unit, or bare and read in the base unit; not read in a unit it was not given
+    groups = [(readings, True)]
+    if unit_missing:
+        guessed = tuple(value for value in readings if value != parsed.value)
+        groups = [(guessed, False), ((parsed.value,), True)]
+
     # the question's own named mistakes come first
-    found = _question_mistake(instance, expected, readings)
-    if found is not None:
-        wrong, value = found
-        info = catalogue_entry(wrong.id)
-        text = (wrong.feedback or info.feedback).strip()
-        return _verdict(
-            ctx, "misconception", False, value,
-            misconception=wrong.id, misconception_name=wrong.name or info.name,
-            feedback=(text + tail(value)).strip(),
-        )  # fmt: skip
+    for values, unit_slips in groups:
+        found = _question_mistake(instance, expected, values, unit_slips=unit_slips)
+        if found is not None:
+            wrong, value = found
+            info = catalogue_entry(wrong.id)
+            text = (wrong.feedback or info.feedback).strip()
+            return _verdict(
+                ctx, "misconception", False, value,
+                misconception=wrong.id, misconception_name=wrong.name or info.name,
+                feedback=(text + tail(value)).strip(),
+            )  # fmt: skip
 
     # a bit unit around the number of bytes asked for
     if parsed.bits and ctx.dimension in _BYTE_DIMS and _near(parsed.value * 8, expected, ctx.rel):
         return _slip(ctx, "bits-vs-bytes", parsed.value, tail(parsed.value))
     differ = _prefix_kinds_differ(ctx, parsed)
-    known = _known_slip(ctx.dimension, expected, ctx.rel, readings, prefix_differs=differ)
-    if known is not None:
-        return _slip(ctx, known[0], known[1], tail(known[1]))
+    for values, unit_slips in groups:
+        known = _known_slip(
+            ctx.dimension, expected, ctx.rel, values, prefix_differs=differ, unit_slips=unit_slips
+        )
+        if known is not None:
+            return _slip(ctx, known[0], known[1], tail(known[1]))
     if expected and expected > 0:
         for value in readings:
-            verdict = _magnitude(ctx, value, tail(value))
+            verdict = _magnitude(ctx, value, tail(value), unit_steps=unit_missing)
             if verdict is not None:
                 return verdict
+    if unit_missing:
+        return _verdict(ctx, "wrong", False, readings[0], feedback=_give_the_unit(ctx, parsed))
     return _verdict(ctx, "wrong", False, readings[0], feedback=tail(None).strip())
 
-
 def _question_mistake(
-    instance: Instance, expected: float, readings: tuple[float, ...]
+    instance: Instance, expected: float, readings: tuple[float, ...], *, unit_slips: bool = True
 ) -> tuple[MisconceptionValue, float] | None:
-    """The first of the question's named wrong answers a reading matches, and that reading."""
+    """The first of the question's named wrong answers a reading matches, and that reading;
+    without `unit_slips`, none that is a slip of the unit alone (for a bare number)."""
     for wrong in instance.misconceptions:
         if instance.tolerance.accepts(wrong.value, expected):
             continue  # cannot tell it from the right answer on this draw
+        if not unit_slips and wrong.id in _UNIT_SLIPS:
+            continue
         for value in readings:
             if instance.tolerance.accepts(value, wrong.value):
                 return wrong, value
@@ -248,8 +365,10 @@ def _known_slip(
     readings: tuple[float, ...],
     *,
     prefix_differs: bool,
+    unit_slips: bool = True,
 ) -> tuple[str, float] | None:
-    """A slip the grader knows by its relation to the answer, and the reading that shows it."""
+    """A slip the grader knows by its relation to the answer, and the reading that shows it;
+    without `unit_slips`, none that is a slip of the unit alone (for a bare number)."""
     # the used part for the wasted part (or the reverse)
     if dimension == "fraction" and 0 < expected < 1 and abs(expected - 0.5) > rel:
         for value in readings:
@@ -259,6 +378,8 @@ def _known_slip(
     if expected and expected > 0:
         for slip_id, ratios in _slips(dimension):
             if slip_id == "gb-vs-gib" and not prefix_differs:
+                continue
+            if not unit_slips and slip_id in _UNIT_SLIPS:
                 continue
             for value in readings:
                 if value > 0 and any(_near(value, expected * r, rel) for r in ratios):
@@ -306,13 +427,23 @@ def _slip(ctx: _Context, slip_id: str, value: float, tail: str) -> Verdict:
     )  # fmt: skip
 
 
-def _magnitude(ctx: _Context, value: float, tail: str) -> Verdict | None:
+def _magnitude(
+    ctx: _Context, value: float, tail: str, *, unit_steps: bool = False
+) -> Verdict | None:
+    """Right digits with the wrong power of ten, or within ten times the answer; with
+    `unit_steps`, a power of ten a unit prefix explains (10^3, 10^6) is left unnamed."""
     if not (value > 0 and math.isfinite(value) and math.isfinite(ctx.expected)):
         return None
     ratio = value / ctx.expected  # may overflow to inf or underflow to 0: compared only
     # the power of ten from logs, which stay finite where the ratio does not (1e-320 / 5e8)
     power = round(math.log10(value) - math.log10(ctx.expected))
-    if power != 0 and abs(power) <= 18 and _near(value, ctx.expected * 10.0**power, ctx.rel):
+    prefix_step = unit_steps and power % 3 == 0
+    if (
+        power != 0
+        and abs(power) <= 18
+        and not prefix_step
+        and _near(value, ctx.expected * 10.0**power, ctx.rel)
+    ):
         direction = "large" if power > 0 else "small"
         feedback = f"Right digits, wrong power of ten (10^{abs(power)} too {direction})."
         return _verdict(ctx, "magnitude", False, value, feedback=feedback + tail)

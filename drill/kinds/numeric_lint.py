@@ -5,23 +5,36 @@ it, every param is used and shown, every placeholder names a known value, every
 misconception id is in the catalogue, every preset exists, `show_as` fits the
 answer's unit. Then the template is drawn with seeds 0..draws-1: each draw must
 evaluate, render, and give a finite positive answer that no misconception matches
-within the question's tolerance.
+within the question's tolerance. On each draw no two of the question's misconceptions
+may match each other (the grader would name only the first), and none may match one of
+the grader's ratio slips (8x for bits) on some draws but not all (that slip would be
+misnamed; on every draw, the misconception is just a more precise name for it).
+
+Last, the slips of the formula (drill.kinds.numeric_slips: a term or factor left out,
+a count off by one, two givens swapped, a unit slip) are evaluated on every draw: a
+slip that differs from the answer but is within the tolerance is a problem (the
+tolerance or the ranges must change), and so is one that gives exactly the answer on
+a draw, unless the template lists it under `harmless_slips` with why. These problems
+are reported at the template's first line, naming the slip and the first seed.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from drill.errors import BankError, ExprError
 from drill.instance import (
     PRESET_FIELDS,
     InstanceError,
+    NumericDraw,
     compiled,
     draw_numeric,
     render_numeric,
 )
+from drill.kinds.numeric_slips import same, slip_draws
 from drill.schema import NumericQuestion, PresetParam
 
 if TYPE_CHECKING:
@@ -102,7 +115,9 @@ def lint_numeric(question: NumericQuestion, report: LintReport, context: LintCon
     texts_ok = len(report.problems) == before
     _check_params_used(question, report, defined, used, shown, derived_uses)
     if drawable:
-        _check_draws(question, report, draws, catalogue, presets, render=texts_ok)
+        drawn = _check_draws(question, report, draws, catalogue, presets, render=texts_ok)
+        _check_misconceptions(question, report, drawn)
+        _check_slips(question, report, shown, drawn)
 
 
 def _check_show_as(question: NumericQuestion, report: LintReport) -> None:
@@ -161,8 +176,12 @@ def _check_params_used(question, report, defined, used, shown, derived_uses) -> 
             report.add(("params", name), "is not shown in the prompt")
 
 
-def _check_draws(question, report, draws, catalogue, presets, *, render: bool) -> None:
-    """Draw seeds 0..draws-1; `render` also renders each draw's text."""
+def _check_draws(
+    question, report, draws, catalogue, presets, *, render: bool
+) -> list[tuple[int, NumericDraw]]:
+    """Draw seeds 0..draws-1 and return the draws with a usable answer; `render` also
+    renders each draw's text."""
+    drawn: list[tuple[int, NumericDraw]] = []
     for seed in range(draws):
         try:
             draw = draw_numeric(question, seed, presets)
@@ -173,15 +192,125 @@ def _check_draws(question, report, draws, catalogue, presets, *, render: bool) -
         if not (math.isfinite(expected) and expected > 0):
             report.add(("answer",), f"is {expected:g} on seed {seed}; it must be positive")
             continue
-        for i, value in enumerate(draw.misconception_values):
-            field = ("misconceptions", i, "expr")
-            if not report.seen(field) and question.tolerance.accepts(value, expected):
-                wrong_id = question.misconceptions[i].id
-                message = f"'{wrong_id}' gives the right answer ({value:g}) on seed {seed}"
-                report.add(field, message)
+        drawn.append((seed, draw))
         if render:
             try:
                 render_numeric(question, seed, draw, catalogue=catalogue)
             except InstanceError as exc:
                 report.add(exc.field, f"on seed {seed}: {exc.detail}")
                 render = False  # one text problem is enough; the numbers still get checked
+    return drawn
+
+
+def _check_misconceptions(
+    question: NumericQuestion, report: LintReport, drawn: Sequence[tuple[int, NumericDraw]]
+) -> None:
+    """On every draw, each named wrong answer must differ from the answer and from the
+    question's other named wrong answers, or the grader calls it right or names the
+    wrong mistake. One that sometimes (not always) equals a slip the grader knows by its
+    ratio to the answer (8x for bits) is a problem too: on those draws that slip would
+    be named as this one. Always equal, it is the same slip with a more precise name."""
+    from drill.kinds.numeric_grade import mistake_for_value
+
+    if not question.misconceptions:
+        return
+    tolerance = question.tolerance
+    for i, item in enumerate(question.misconceptions):
+        field = ("misconceptions", i, "expr")
+        known: dict[str | None, int] = {}  # the ratio slip it matches -> first seed
+        for seed, draw in drawn:
+            value, expected = draw.misconception_values[i], draw.expected
+            if tolerance.accepts(value, expected):
+                report.add(field, f"'{item.id}' gives the right answer ({value:g}) on seed {seed}")
+                continue
+            for j, other in enumerate(question.misconceptions[:i]):
+                theirs = draw.misconception_values[j]
+                if other.id != item.id and not tolerance.accepts(theirs, expected) and (
+                    tolerance.accepts(value, theirs) or tolerance.accepts(theirs, value)
+                ):
+                    report.add(
+                        field,
+                        f"'{item.id}' gives the value of '{other.id}' ({value:g}) on seed "
+                        f"{seed}; the grader would name only '{other.id}'",
+                        key=("same as", other.id),
+                    )
+            bare = _instance(question, seed, draw, named=False)
+            known.setdefault(mistake_for_value(bare, value), seed)
+        ids = [k for k in known if k is not None and k != item.id]
+        if ids and len(known) > 1:
+            first = min(ids, key=known.__getitem__)
+            report.add(
+                field,
+                f"'{item.id}' gives the value of a '{first}' slip on seed {known[first]} "
+                f"but not on every draw; on those draws a '{first}' slip is named "
+                f"'{item.id}'",
+                key=("known as",),
+            )
+
+
+def _instance(question: NumericQuestion, seed: int, draw: NumericDraw, *, named: bool):
+    """An Instance with what grading needs (no text): the question's named wrong
+    answers only if `named`."""
+    from drill.instance import Instance, MisconceptionValue, common_fields
+
+    wrong = (
+        tuple(
+            MisconceptionValue(m.id, m.id, value, "")
+            for m, value in zip(question.misconceptions, draw.misconception_values, strict=True)
+        )
+        if named
+        else ()
+    )
+    return Instance(
+        **common_fields(question, seed),
+        text="",
+        expected=draw.expected,
+        unit=question.unit,
+        tolerance=question.tolerance,
+        misconceptions=wrong,
+    )
+
+
+def _check_slips(
+    question: NumericQuestion,
+    report: LintReport,
+    shown: set[str],
+    drawn: Sequence[tuple[int, NumericDraw]],
+) -> None:
+    """No slip of the formula (drill.kinds.numeric_slips) may be accepted as the answer;
+    one that gives exactly the answer must be listed under harmless_slips."""
+    if not drawn:
+        return
+    found, names = slip_draws(question, shown, [draw for _, draw in drawn])
+    harmless: set[str] = set()
+    for i, listed in enumerate(question.harmless_slips):
+        if listed.slip in names:
+            harmless.add(listed.slip)
+            continue
+        close = difflib.get_close_matches(listed.slip, names, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        message = f"'{listed.slip}' is not a slip of this template{hint}"
+        report.add(("harmless_slips", i, "slip"), message)
+    for item in found:
+        slip = item.slip
+        exact_ok = not harmless.isdisjoint(slip.names)
+        for (seed, draw), value in zip(drawn, item.values, strict=True):
+            if value is None:
+                continue
+            expected = float(draw.expected)
+            if same(value, expected):
+                if not exact_ok:
+                    report.add(
+                        (),
+                        f"slip '{slip.name}' gives exactly the answer ({expected:g}) on seed "
+                        f"{seed}; change the ranges, or list it under harmless_slips with "
+                        "why it does no harm",
+                        key=("exact", slip.name),
+                    )
+            elif question.tolerance.accepts(value, expected):
+                report.add(
+                    (),
+                    f"slip '{slip.name}' gives {value:g}, accepted as the answer {expected:g} "
+                    f"on seed {seed}; tighten the tolerance or change the ranges",
+                    key=("accepted", slip.name),
+                )
