@@ -323,3 +323,34 @@ questions:
     result = lint(str(path))
     assert result.exit_code == 1
     assert result.stdout == f"{path}:13: fx-no-reason: harmless_slips[0].why: must not be blank\n"
+
+
+def test_coverage_lists_the_slips_the_grader_cannot_name():
+    # fx-coverage: of its 13 slips, one gap too many (first-token-gap), TTFT left out
+    # (forgot-ttft) and ms for s either way (the grader's ms-vs-s) are named on every draw.
+    # fx-coverage-heads: 23 slips derived, 19 once those with the same values on these six
+    # draws are one (a second 2 and halving are the first 2 left out; leaving out the 8 KV
+    # heads or the 1,024 tokens is answer / 8 or / 1024, which the grader names). Seeds 0
+    # to 2 draw 2 query heads per KV head and 3 to 5 draw 4 (worked from the draw rule):
+    # doubling is the query-head mistake on the first three only.
+    result = lint("--coverage", "--draws", "6", "slips/coverage.yaml")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "slips/coverage.yaml:4: fx-coverage: 13 slips, 9 without a name\n"
+        "  count n_tokens -> n_tokens-1\n"
+        "  drop term decode_ms\n"
+        "  drop term n_tokens\n"
+        "  double answer\n"
+        "  halve answer\n"
+        "  drop factor tpot_ms\n"
+        "  double decode_ms\n"
+        "  halve decode_ms\n"
+        "  swap tpot_ms and ttft_ms\n"
+        "slips/coverage.yaml:26: fx-coverage-heads: 19 slips, 4 without a name\n"
+        "  drop factor 2 in answer\n"
+        "  drop factor layers\n"
+        "  drop factor 128\n"
+        "  double answer (no name on 3 of 6 draws)\n"
+        "coverage: 32 slips in 2 numeric templates, 13 without a name\n"
+        "ok: 2 questions in 1 file, 2 numeric templates × 6 draws\n"
+    )

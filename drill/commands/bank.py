@@ -73,12 +73,26 @@ def _print_table(rows: list[dict]) -> None:
     type=click.IntRange(1, 100_000),
     help="Seeded draws of each numeric template.",
 )
-def lint_cmd(paths: tuple[Path, ...], draws: int) -> None:
-    """Check bank files: schema, ids, expressions, placeholders, and many seeded draws.
+@click.option(
+    "--coverage",
+    is_flag=True,
+    help="First list, per numeric template, the slips the grader names no mistake for.",
+)
+def lint_cmd(paths: tuple[Path, ...], draws: int, coverage: bool) -> None:
+    """Check bank files: schema, ids, expressions, placeholders, many seeded draws, and
+    the slips each formula invites (a term or factor left out, a count off by one, a
+    unit slip) against the tolerance.
 
     PATHs are files or folders (searched for *.yaml and *.yml); without any, the
-    built-in deck is checked. Ids must not clash with the built-in deck. Each problem is printed as file:line: id: message,
-    and the exit status is 1 if there is any.
+    built-in deck is checked. Ids must not clash with the built-in deck. Each problem is
+    printed as file:line: id: message, and the exit status is 1 if there is any.
+
+    \b
+    --coverage prints, before that, one block per numeric template:
+      file:line: id: N slips, K without a name
+        SLIP                               no mistake named on any draw where it differs
+        SLIP (no name on U of D draws)     no mistake named on some of them
+    and a last line: coverage: N slips in T numeric templates, K without a name.
     """
     from drill.bank import builtin_bank_files, id_clashes, read_bank
     from drill.kinds import kind_of
@@ -89,6 +103,12 @@ def lint_cmd(paths: tuple[Path, ...], draws: int) -> None:
         builtin, _ = read_bank(builtin_bank_files())
         problems += id_clashes(loaded, builtin)
     problems += lint_bank(loaded, draws=draws)
+    if coverage:
+        from drill.kinds.numeric_coverage import coverage_lines
+        from drill.kvmath import load_presets
+
+        for line in coverage_lines(loaded, draws, load_presets()):
+            click.echo(line)
     if problems:
         for problem in problems:
             click.echo(str(problem))

@@ -234,7 +234,7 @@ def _check_misconceptions(
                         f"{seed}; the grader would name only '{other.id}'",
                         key=("same as", other.id),
                     )
-            bare = _instance(question, seed, draw, named=False)
+            bare = grading_instance(question, seed, draw, named=False)
             known.setdefault(mistake_for_value(bare, value), seed)
         ids = [k for k in known if k is not None and k != item.id]
         if ids and len(known) > 1:
@@ -248,7 +248,7 @@ def _check_misconceptions(
             )
 
 
-def _instance(question: NumericQuestion, seed: int, draw: NumericDraw, *, named: bool):
+def grading_instance(question: NumericQuestion, seed: int, draw: NumericDraw, *, named: bool):
     """An Instance with what grading needs (no text): the question's named wrong
     answers only if `named`."""
     from drill.instance import Instance, MisconceptionValue, common_fields
