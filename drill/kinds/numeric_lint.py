@@ -215,10 +215,12 @@ def _check_misconceptions(
     if not question.misconceptions:
         return
     tolerance = question.tolerance
+    # the draws as the grader sees them without the question's own named wrong answers
+    bare = [grading_instance(question, seed, draw, named=False) for seed, draw in drawn]
     for i, item in enumerate(question.misconceptions):
         field = ("misconceptions", i, "expr")
         known: dict[str | None, int] = {}  # the ratio slip it matches -> first seed
-        for seed, draw in drawn:
+        for (seed, draw), instance in zip(drawn, bare, strict=True):
             value, expected = draw.misconception_values[i], draw.expected
             if tolerance.accepts(value, expected):
                 report.add(field, f"'{item.id}' gives the right answer ({value:g}) on seed {seed}")
@@ -234,8 +236,7 @@ def _check_misconceptions(
                         f"{seed}; the grader would name only '{other.id}'",
                         key=("same as", other.id),
                     )
-            bare = grading_instance(question, seed, draw, named=False)
-            known.setdefault(mistake_for_value(bare, value), seed)
+            known.setdefault(mistake_for_value(instance, value), seed)
         ids = [k for k in known if k is not None and k != item.id]
         if ids and len(known) > 1:
             first = min(ids, key=known.__getitem__)
