@@ -13,8 +13,8 @@ order they are derived:
   drop term T                      each term of each sum (`drop term queue_ms / 1000`)
   drop factor F                    each factor of each product, and each group of
                                    factors that a derived value or parentheses make
-                                   (`rate`, `(mfu_pct / 100)`); never a sum, or a
-                                   literal 1
+                                   (`rate`, `(mfu_pct / 100)`); never a sum, a
+                                   literal 1, or all that is above the line
   double P, halve P                each product as a whole: one of its factors
                                    counted twice or half (which one is all the same)
   swap A and B                     two givens of the same kind: names that end in
@@ -28,8 +28,9 @@ order they are derived:
                                    8, 1024, 1000 and 1.024^1..4; seconds 1000;
                                    fractions 100
 
-Every slip is an expression over the givens, compiled once and evaluated per
-draw. Slips that give the same value on every draw are one slip, known by the
+Where two slips would have one name (a 1 in two sums), each gets " in " and the
+text of its sum or product ("drop term 1 in cached"). Every slip is an expression
+over the givens, compiled once and evaluated per draw. Slips that give the same value on every draw are one slip, known by the
 first name (the others are its aliases); a slip that gives the answer on every
 draw is no slip (dropping a literal 1, swapping two factors of one product), and
 a draw where a slip is not a finite positive number does not count for it.
@@ -56,7 +57,7 @@ _BYTE_SUFFIXES = {
     "kb": (1, "KiB"), "mb": (2, "MiB"), "gb": (3, "GiB"), "tb": (4, "TiB"),
     "kbs": (1, "KiB/s"), "mbs": (2, "MiB/s"), "gbs": (3, "GiB/s"), "tbs": (4, "TiB/s"),
 }  # fmt: skip
-# the unit slips of an answer's dimension: (name, ratio text)
+# the unit slips of an answer's dimension: the ratios, as written in the slips' names
 _UNIT_RATIOS: dict[str, tuple[str, ...]] = {
     "bytes": ("8", "1024", "1000", "1.024", "1.024^2", "1.024^3", "1.024^4"),
     "bytes_per_s": ("8", "1024", "1000", "1.024", "1.024^2", "1.024^3", "1.024^4"),
