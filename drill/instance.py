@@ -47,7 +47,9 @@ class Instance:
     tolerance: Tolerance = Tolerance.default()
     solution: tuple[str, ...] = ()  # worked steps, numbers substituted
     misconceptions: tuple[MisconceptionValue, ...] = ()
-    hint: str | None = None
+    # shown one by one on the quiz's `h`: the question's own hint, then (numeric) its
+    # formula in words and with this draw's numbers (drill.hints)
+    hints: tuple[str, ...] = ()
     explanation: str | None = None
     # concept: model answer and key points (point, cues)
     answer_text: str | None = None
@@ -293,6 +295,16 @@ def make_instance(
     return kind_of(question.kind).make_instance(question, seed, DrawSources(presets, catalogue))
 
 
+def numeric_hints(
+    question: NumericQuestion, values: Mapping[str, Any], draw: NumericDraw
+) -> tuple[str, ...]:
+    """The template's own hint (rendered), then its formula in words and with numbers."""
+    from drill.hints import formula_hints
+
+    own = (_render(question.id, ("hint",), question.hint, values),) if question.hint else ()
+    return (*own, *formula_hints(question, draw.values))
+
+
 def render_numeric(
     question: NumericQuestion,
     seed: int,
@@ -323,7 +335,7 @@ def render_numeric(
             _render(qid, ("solution", i), step, values) for i, step in enumerate(question.solution)
         ),
         misconceptions=tuple(wrong),
-        hint=_render(qid, ("hint",), question.hint, values) if question.hint else None,
+        hints=numeric_hints(question, values, draw),
         explanation=(
             _render(qid, ("explanation",), question.explanation, values)
             if question.explanation

@@ -68,6 +68,11 @@ else:
     _record = dataclass(frozen=True, kw_only=True)
 
 MAX_PARAM_ABS = 10**15
+HINT_HELP = (
+    "Shown on the quiz's first `h`, pointing the way without giving the answer; concept, "
+    "choice and order questions need one (`kvdrill bank lint`). A numeric template's formula "
+    "gives two more hints after it: in words, then with the draw's numbers."
+)
 MAX_RANGE_VALUES = 1_000_000
 MAX_TOLERANCE_SIG = 15
 
@@ -320,6 +325,8 @@ class _Question:
     tags: list[str] = field(default_factory=list)
     prompt: Annotated[str, Field(min_length=1)]
     explanation: str | None = None
+    # shown on the quiz's first `h`; concept, choice and order questions need one (lint)
+    hint: Annotated[str | None, Field(description=HINT_HELP)] = None
 
 
 @_record
@@ -338,7 +345,9 @@ class NumericQuestion(_Question):
     tolerance: Tolerance = Tolerance.default()
     solution: Annotated[list[Annotated[str, AfterValidator(_template)]], Field(min_length=1)]
     misconceptions: list[Misconception] = field(default_factory=list)
-    hint: Annotated[str, AfterValidator(_template)] | None = None
+    hint: Annotated[
+        Annotated[str, AfterValidator(_template)] | None, Field(description=HINT_HELP)
+    ] = None
     # slips of the formula that may give exactly the answer, each with its reason
     harmless_slips: list[HarmlessSlip] = field(default_factory=list)
 

@@ -290,6 +290,7 @@ class _Session:
         self.say("", f"[{position}/{total}] {question.topic} · {tag}", *kind.prompt_lines(instance))
         shown_at = self.io.now()
         hinted = False
+        hints_shown = 0
         while True:
             text = self.ask("> ")
             command = text.strip().lower()
@@ -300,11 +301,15 @@ class _Session:
                 self.say("Skipped.")
                 return
             if command == "h":
-                if instance.hint:
+                # each h shows the next hint; any hint caps the suggested rating at Hard
+                if hints_shown < len(instance.hints):
                     hinted = True
-                    self.say(f"Hint: {instance.hint.strip()}")
+                    hints_shown += 1
+                    count = len(instance.hints)
+                    label = "Hint" if count == 1 else f"Hint {hints_shown} of {count}"
+                    self.say(f"{label}: {instance.hints[hints_shown - 1].strip()}")
                 else:
-                    self.say("No hint for this one.")
+                    self.say("No more hints." if instance.hints else "No hint for this one.")
                 continue
             if command in ("?", "help"):
                 self.say(f"Type your answer ({kind.answer_examples}); h hint, s skip, q quit.")

@@ -63,7 +63,13 @@ def test_worked_example_renders_exactly(bank):
         "Per token: 2 × 32 × 8 × 128 × 2 = 131,072 bytes.",
         "Per request: 131,072 × 4,096 = 536,870,912 bytes = 0.5 GiB.",
     )
-    assert inst.hint == "Count K and V: {2} tensors per layer."
+    # the template's own hint, then its formula in words and with this draw's numbers
+    assert inst.hints == (
+        "Count K and V: {2} tensors per layer.",
+        "The formula: 2 (K and V) × layers × KV heads × head_dim × bytes per element × "
+        "tokens, in bytes.",
+        "With this draw's numbers: 2 × 32 × 8 × 128 × 2 × 4,096.",
+    )
     first, second = inst.misconceptions
     assert (first.id, first.name, first.value) == (
         "forgot-kv-factor",

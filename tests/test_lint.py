@@ -122,11 +122,11 @@ def test_semantic_checks_each_name_their_field():
         "bad/lint_semantics.yaml:37: fx-bad-evidence: evidence[1]: unknown evidence "
         "'decode_is_magic' (known: batch_amortizes_decode, cache_beats_recompute, "
         "decode_memory_bound, kv_formula_exact, prefill_compute_bound)",
-        "bad/lint_semantics.yaml:43: fx-wrong-show-as: params.m.preset[1]: "
+        "bad/lint_semantics.yaml:44: fx-wrong-show-as: params.m.preset[1]: "
         "unknown model preset 'no-such-model'",
-        "bad/lint_semantics.yaml:46: fx-wrong-show-as: show_as: "
+        "bad/lint_semantics.yaml:47: fx-wrong-show-as: show_as: "
         "'ms' measures seconds, but the answer is in bytes",
-        "bad/lint_semantics.yaml:54: fx-twin-options: options[1]: "
+        "bad/lint_semantics.yaml:55: fx-twin-options: options[1]: "
         "'kv  heads' appears twice; the options cannot be told apart",
     ]
     assert result.stderr == "Error: 11 problems in 1 file\n"
@@ -224,6 +224,7 @@ questions:
     prompt: Mine.
     answer: Mine.
     key_points: [{{point: mine, cues: [mine]}}]
+    hint: Mine.
 """,
         encoding="utf-8",
     )

@@ -59,6 +59,24 @@ def test_a_right_numeric_answer_then_quit(tmp_path):
     }]  # fmt: skip
 
 
+def test_h_shows_the_next_hint_each_time_and_caps_the_rating(tmp_path):
+    db = tmp_path / "k.db"
+    result = quiz(db, ["h", "h", "h", "h", "2 MiB", "", "q"])
+    assert result.exit_code == 0, result.output
+    # the fixture's own hint, then its formula in words and with the draw's numbers
+    # (2 layers, 4 KV heads of dimension 64, 2-byte elements, 1,024 tokens)
+    assert (
+        "> Hint 1 of 3: K and V, in every layer, for every KV head.\n"
+        "> Hint 2 of 3: The formula: 2 (K and V) × layers × KV heads × head_dim × bytes per "
+        "element × tokens, in bytes.\n"
+        "> Hint 3 of 3: With this draw's numbers: 2 × 2 × 4 × 64 × 2 × 1,024.\n"
+        "> No more hints.\n"
+        "> Right: 2 MiB (2,097,152 bytes).\n"
+    ) in result.output
+    assert "[Enter = 2 hard]" in result.output
+    assert rows(db, "select rating, correct from reviews") == [{"rating": 2, "correct": 1}]
+
+
 def test_a_wrong_answer_is_told_its_misconception(tmp_path):
     db = tmp_path / "k.db"
     result = quiz(db, ["1 MiB", "", "q"])

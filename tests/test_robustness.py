@@ -752,7 +752,8 @@ def test_quiz_prints_no_control_characters_from_a_bank(tmp_path, monkeypatch):
     result = run(*args, *NOW, input="h\n6\n\npoint\n\n")
     assert result.exit_code == 0
     assert (
-        "\nHow much is 3?\n> Hint: Count it.\n> Wrong. Answer: 3.\nMistake: forgot the K+V factor of 2.\n"
+        "\nHow much is 3?\n> Hint 1 of 3: Count it.\n> Wrong. Answer: 3.\n"
+        "Mistake: forgot the K+V factor of 2.\n"
         in (result.stdout)
     )
     assert "  [x] point\n" in result.stdout

@@ -355,7 +355,7 @@ def test_the_user_overrides_the_suggested_rating(tmp_path):
 def test_a_hint_caps_the_suggestion_at_hard(tmp_path):
     db = open_db(tmp_path / "k.db")
     _, term = run(db, ["h", "2 MiB", "", "q"])
-    assert "Hint: K and V, in every layer, for every KV head." in term.text
+    assert "Hint 1 of 3: K and V, in every layer, for every KV head." in term.text
     assert "[Enter = 2 hard]" in term.text
     (row,) = reviews(db)
     assert (row["rating"], row["correct"], row["duration_ms"]) == (2, 1, 40_000)

@@ -108,4 +108,12 @@ def fixed_text_fields(question: Any, seed: int) -> dict[str, Any]:
         **common_fields(question, seed),
         "text": question.prompt,
         "explanation": question.explanation,
+        "hints": (question.hint,) if question.hint else (),
     }
+
+
+def lint_hint(question: Any, report: LintReport) -> None:
+    """A question shown as written needs a `hint:` for the quiz's `h` (a numeric
+    template's formula gives it hints of its own)."""
+    if not (question.hint or "").strip():
+        report.add(("hint",), "needs a hint: a line that points the way without giving the answer")

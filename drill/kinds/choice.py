@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from drill.document import Block, letter
 from drill.instance import DrawSources, Instance, instance_rng
-from drill.kinds.base import fixed_text_fields
+from drill.kinds.base import fixed_text_fields, lint_hint
 from drill.kinds.numbered import NumberedKind, read_indexes, spoken_list
 from drill.verdict import Verdict
 
@@ -87,6 +87,7 @@ class ChoiceKind(NumberedKind):
         return [Block("answer", right), Block("bullets", items=tuple(lines))]
 
     def lint(self, question: Any, report: LintReport, context: LintContext) -> None:
+        lint_hint(question, report)
         texts = [option.text for option in question.options]
         report.add_repeats("options", texts, "the options cannot be told apart")
 

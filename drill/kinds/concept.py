@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from drill.document import Block
 from drill.evidence import CLAIM_NAMES
 from drill.instance import DrawSources, Instance
-from drill.kinds.base import Kind, fixed_text_fields
+from drill.kinds.base import Kind, fixed_text_fields, lint_hint
 from drill.verdict import AGAIN, GOOD, HARD, Verdict
 
 if TYPE_CHECKING:
@@ -101,10 +101,11 @@ class ConceptKind(Kind):
         ]
 
     def lint(self, question: Any, report: LintReport, context: LintContext) -> None:
-        """Evidence may only name claims an engine run can back with a measurement; every
-        cue has a word to look for, and no wrong claim repeats one of its point's cues."""
+        """A hint; evidence only naming claims an engine run can back with a measurement;
+        every cue with a word to look for, and no wrong claim repeating its point's cues."""
         from drill.cues import cue_stems
 
+        lint_hint(question, report)
         for i, name in enumerate(question.evidence):
             if name not in EVIDENCE_NAMES:
                 known = ", ".join(sorted(EVIDENCE_NAMES))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from drill.document import Block, letter
 from drill.instance import DrawSources, Instance, instance_rng
-from drill.kinds.base import fixed_text_fields
+from drill.kinds.base import fixed_text_fields, lint_hint
 from drill.kinds.numbered import NumberedKind, read_indexes
 from drill.verdict import Verdict
 
@@ -72,6 +72,7 @@ class OrderKind(NumberedKind):
         ]
 
     def lint(self, question: Any, report: LintReport, context: LintContext) -> None:
+        lint_hint(question, report)
         report.add_repeats("items", question.items, "the order is ambiguous")
 
 
