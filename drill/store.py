@@ -6,6 +6,8 @@ Tables
 - sessions: one row per quiz session.
 - engine_runs: stored `kvdrill engine run` results (JSON).
 - settings: `kvdrill config` values that differ from their defaults.
+- question_counts: per question, how many reviews and how many right, kept by a
+  trigger on every insert into reviews (drill.review_counts).
 
 Times are ISO-8601 strings in UTC (`2026-11-29T21:30:00.000000+00:00`), so they
 sort as text and SQLite's date functions read them.
@@ -37,7 +39,7 @@ from drill.errors import StoreError
 from drill.paths import default_db_path
 
 # Bump with every migration appended below; it is written to PRAGMA user_version.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # PRAGMA application_id of every kvdrill database: "kvdr" in ASCII.
 APPLICATION_ID = 0x6B766472
 BUSY_TIMEOUT_MS = 10_000
@@ -152,6 +154,31 @@ def m003_settings(db: Database) -> None:
     default, the value as text (drill.settings reads it back)."""
     db.table("settings").create(
         {"key": str, "value": str}, pk="key", not_null={"value"}, if_not_exists=True
+    )
+
+
+@migrations()
+def m004_question_counts(db: Database) -> None:
+    """Per-question review counters, so progress figures read one row per question
+    instead of every review: `reviews` (cram included) and `answered_right` (the grader's
+    verdict, else a self-rating above Again). A trigger counts each review inserted; the
+    rows are filled from the reviews already there. Reviews are never updated or deleted."""
+    db.execute(
+        "create table if not exists question_counts (question_id text primary key,"
+        " reviews integer not null, answered_right integer not null)"
+    )
+    db.execute(
+        "create trigger if not exists count_review after insert on reviews begin"
+        " insert into question_counts (question_id, reviews, answered_right)"
+        " values (new.question_id, 1, coalesce(new.correct, new.rating > 1))"
+        " on conflict (question_id) do update"
+        " set reviews = reviews + 1, answered_right = answered_right + excluded.answered_right;"
+        " end"
+    )
+    db.execute(
+        "insert or replace into question_counts (question_id, reviews, answered_right)"
+        " select question_id, count(*), coalesce(sum(coalesce(correct, rating > 1)), 0)"
+        " from reviews group by question_id"
     )
 
 
