@@ -237,6 +237,29 @@ def test_help_lists_the_options_but_not_the_test_clock():
     assert "--now" not in result.output and "--no-fuzz" not in result.output
 
 
+def test_the_quiz_shows_its_questions_without_loading_the_stemmer(tmp_path):
+    # the stemmer that reads concept answers loads with the first one graded, not before
+    script = (
+        "import sys\n"
+        "from drill.cli import cli\n"
+        f"cli.main(['quiz', '--db', {str(tmp_path / 'k.db')!r}, '--topic', 'metrics',\n"
+        "          '--max', '30', '--new', '30', '--seed', '3'],\n"
+        "         prog_name='kvdrill', standalone_mode=False)\n"
+        "print('STEMMER LOADED' if 'snowballstemmer' in sys.modules else 'NO STEMMER')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input="s\n" * 30,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "What is TTFT and which mechanisms make it up?" in done.stdout  # a concept question
+    assert done.stdout.rstrip().endswith("NO STEMMER")
+
+
 def test_the_quiz_never_imports_torch(tmp_path):
     script = (
         "import sys\n"
