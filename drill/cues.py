@@ -70,10 +70,12 @@ _DENIED_ROLES = frozenset(
     "included include includes counted count counts part involved relevant affected affect "
     "affects changed change changes improved improve improves faster slower reduced reduce "
     "reduces lowered lower lowers helped help helps matter matters apply applies considered "
-    "measured a shrink shrinks drop drops benefit benefits".split()
+    "measured shrink shrinks drop drops benefit benefits".split()
 )
 # skipped when matching a cue: "time to the first token", "a really large batch"
-_FILLERS = frozenset("a an the its their any very much really quite even actually exactly".split())
+_FILLERS = frozenset(
+    "a an the its their any very much really quite even actually exactly".split()
+)
 _SYMBOLS = "+×÷/%=−<>"
 _TOKEN = re.compile(
     r"\d+(?:,\d{3})+(?:\.\d+)?(?![\d,])"  # 8,192 or 1,234.5
@@ -120,7 +122,7 @@ def stem(word: str) -> str:
         return word
     word = _BRITISH.sub(r"iz\1", word)
     if len(word) > 3 and word.endswith("s") and not _VOWELS.intersection(word[:-1]):
-        word = word[:-1]  # an abbreviation's plural: TTFTs, HBMs, GPUs
+        word = word[:-1]  # an abbreviation's plural: TTFTs, HBMs
     stemmed = _stemmer().stemWord(word)
     return stemmed[:-1] if len(stemmed) > 2 and stemmed.endswith("e") else stemmed
 

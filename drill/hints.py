@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from drill.errors import BankError
 from drill.instance import PRESET_FIELDS
 from drill.render import format_value, placeholders
 from drill.schema import NumericQuestion, PresetParam
@@ -87,8 +88,9 @@ _PARAMETERS = frozenset({"params", "params_b"})
 _TOKEN_COUNTS = frozenset({"seq", "ctx", "prompt", "batch", "requests", "n_tokens", "out"})
 # operator precedence, for parentheses: a sum below a product below a power
 _PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.FloorDiv: 2, ast.Mod: 2}
-_SYMBOLS = {ast.Add: "+", ast.Sub: "−", ast.Mult: "×", ast.Div: "/", ast.FloorDiv: "//"}
-_SYMBOLS[ast.Mod] = "mod"
+_SYMBOLS = {
+    ast.Add: "+", ast.Sub: "−", ast.Mult: "×", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "mod",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ def _formula(
 ) -> _Formula:
     try:
         shown = {placeholder.name for placeholder in placeholders(prompt)}
-    except Exception:  # a malformed prompt is lint's to report; show every name
+    except BankError:  # a malformed prompt is lint's to report; write every value out
         shown = set()
     written_out = {
         name: ast.parse(text, mode="eval").body for name, text in derived if name not in shown
