@@ -17,6 +17,7 @@ wrote themselves.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -37,9 +38,17 @@ def default_cache_dir() -> Path:
 
 
 def _code_stamp() -> tuple[tuple[int, int], ...]:
+    """Size and time of the reader modules' files, as they were when this process first
+    asked: a process that loaded the old code must not stamp its entries with the files
+    an upgrade wrote meanwhile (a newer process would unpickle old-shaped questions)."""
+    return _stamp_of(_READER_MODULES)
+
+
+@functools.cache
+def _stamp_of(names: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
     here = Path(__file__).parent
     stamps = []
-    for name in _READER_MODULES:
+    for name in names:
         try:
             stat = (here / name).stat()
         except OSError:
