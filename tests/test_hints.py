@@ -19,7 +19,7 @@ def deck():
     return load_default_bank(cached=False)
 
 
-def test_the_kv_template_gives_its_own_hint_then_its_formula_twice(deck):
+def test_the_kv_template_gives_its_own_hint_then_its_formula_in_words_and_numbers(deck):
     instance = make_instance(deck.get("kv-bytes-per-request"), 2230)
     # the prompt's numbers, read by hand: 32 layers, 8 KV heads, dimension 128, 2-byte
     # elements, 4,096 tokens
@@ -27,7 +27,8 @@ def test_the_kv_template_gives_its_own_hint_then_its_formula_twice(deck):
     assert "dimension 128" in instance.text and "2-byte elements" in instance.text
     assert "holds 4,096 tokens" in instance.text
     assert instance.hints == (
-        "bytes ≈ 2 · layers · kv_heads · head_dim · seq · dtype_bytes",
+        "Every layer keeps a K and a V vector for each KV head (not each query head) and each "
+        "token held.",
         "The formula: 2 (K and V) × layers × KV heads × head_dim × bytes per element × "
         "tokens, in bytes.",
         "With this draw's numbers: 2 × 32 × 8 × 128 × 2 × 4,096.",
