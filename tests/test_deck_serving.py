@@ -81,6 +81,63 @@ PINNED = {
     # 2 × 32 × 8 × 128 × 2 × 4,096 = 536,870,912 B; / 25 GB/s = 21.47483648 ms; twice
     ("preemption-swap-round-trip", 2): Pinned(
         {"ctx": 4096, "layers": 32, "kv_heads": 8, "link_gbs": 25}, 0.04294967296, "seconds"),
+    # ------------------------------------------------------------------ paged KV
+    # per token 2 × 40 × 4 × 64 × 2 = 40,960 B; × 32 tokens
+    ("paged-block-bytes", 1): Pinned(
+        {"block": 32, "layers": 40, "kv_heads": 4, "head_dim": 64, "dtype_bytes": 2},
+        1_310_720, "bytes"),
+    # per token 2 × 32 × 4 × 128 × 2 = 65,536 B; × 32 tokens
+    ("paged-block-bytes", 2): Pinned(
+        {"block": 32, "layers": 32, "kv_heads": 4, "head_dim": 128, "dtype_bytes": 2},
+        2_097_152, "bytes"),
+    # 126 × 32 + 2 = 4,034 tokens: 126 full blocks and one more
+    ("paged-blocks-per-sequence", 1): Pinned({"block": 32, "full": 126, "extra": 2}, 127, "count"),
+    # 125 × 16 + 2 = 2,002 tokens: 125 full blocks and one more
+    ("paged-blocks-per-sequence", 2): Pinned({"block": 16, "full": 125, "extra": 2}, 126, "count"),
+    # 31 empty slots per sequence: 40 × 31 × 65,536 B
+    ("paged-last-block-waste", 1): Pinned(
+        {"seqs": 40, "block": 32, "full": 108, "extra": 1, "per_token": 65536},
+        81_264_640, "bytes"),
+    # 14 empty slots per sequence: 30 × 14 × 327,680 B
+    ("paged-last-block-waste", 2): Pinned(
+        {"seqs": 30, "block": 16, "full": 34, "extra": 2, "per_token": 327680},
+        137_625_600, "bytes"),
+    # 72 GB − 26 GB − 4 GB = 42e9 B; block 2 × 40 × 8 × 128 × 2 × 16 = 2,621,440 B; 16,021.7
+    ("paged-pool-blocks", 1): Pinned(
+        {"cap_gb": 80, "util_pct": 90, "params_b": 13, "act_gb": 4, "block": 16, "layers": 40,
+         "kv_heads": 8},
+        16021, "count"),
+    # 72 GB − 14 GB − 2 GB = 56e9 B; block 2 × 40 × 4 × 128 × 2 × 16 = 1,310,720 B; 42,724.6
+    ("paged-pool-blocks", 2): Pinned(
+        {"cap_gb": 80, "util_pct": 90, "params_b": 7, "act_gb": 2, "block": 16, "layers": 40,
+         "kv_heads": 4},
+        42724, "count"),
+    # 2,200 / 256 = 8.6 -> 9 blocks a sequence; 2,600 / 9 = 288.9
+    ("paged-max-concurrent", 1): Pinned(
+        {"pool_blocks": 2600, "block": 256, "max_len": 2200}, 288, "count"),
+    # 700 / 128 = 5.5 -> 6 blocks a sequence; 1,400 / 6 = 233.3
+    ("paged-max-concurrent", 2): Pinned(
+        {"pool_blocks": 1400, "block": 128, "max_len": 700}, 233, "count"),
+    # 63 × 16 + 6 = 1,014 tokens; 63 full blocks = 1,008
+    ("prefix-cache-reusable-tokens", 1): Pinned({"block": 16, "full": 63, "extra": 6}, 1008, "tokens"),
+    # 73 × 16 + 11 = 1,179 tokens; 73 full blocks = 1,168
+    ("prefix-cache-reusable-tokens", 2): Pinned({"block": 16, "full": 73, "extra": 11}, 1168, "tokens"),
+    # 2 × 70e9 × 1,024 = 143.36 TFLOP per hit; × 0.3
+    ("prefix-cache-flops-saved", 1): Pinned(
+        {"shared": 1024, "hit_pct": 30, "params_b": 70}, 43.008e12, "flop"),
+    # 2 × 8e9 × 512 = 8.192 TFLOP per hit; × 0.9
+    ("prefix-cache-flops-saved", 2): Pinned(
+        {"shared": 512, "hit_pct": 90, "params_b": 8}, 7.3728e12, "flop"),
+    # 3,072 − 0.4 × 2,048 = 2,252.8 tokens × 16e9 FLOP / 150e12 = 240.2987 ms; + 230 ms
+    ("prefix-cache-mean-ttft", 1): Pinned(
+        {"prompt": 3072, "shared": 2048, "hit_pct": 40, "params_b": 8, "rate_tflops": 150,
+         "queue_ms": 230},
+        0.470298666666667, "seconds"),
+    # 8,192 − 0.4 × 1,024 = 7,782.4 tokens × 14e9 FLOP / 150e12 = 726.3573 ms; + 200 ms
+    ("prefix-cache-mean-ttft", 2): Pinned(
+        {"prompt": 8192, "shared": 1024, "hit_pct": 40, "params_b": 7, "rate_tflops": 150,
+         "queue_ms": 200},
+        0.926357333333333, "seconds"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -94,6 +151,18 @@ MISTAKES = [
     ("chunked-prefill-decode-gap", 1, "21.36 ms", "forgot-piggybacked-decodes"),
     ("chunked-prefill-decode-gap", 1, "17.28 ms", "forgot-step-overhead"),
     ("preemption-swap-round-trip", 2, "21.47 ms", "swap-one-way"),
+    ("paged-block-bytes", 1, "640 KiB", "forgot-kv-factor"),
+    ("paged-blocks-per-sequence", 1, "126", "rounded-down-count"),
+    ("paged-last-block-waste", 1, "2.5 MiB", "complement-fraction"),  # 40 × 1 × 65,536 B
+    ("paged-last-block-waste", 1, "1.9375 MiB", "forgot-requests"),  # 31 × 65,536 B
+    ("paged-pool-blocks", 1, "19073", "ignored-memory-utilization"),  # 50e9 / 2,621,440
+    ("paged-pool-blocks", 1, "25939", "forgot-weights"),  # 68e9 / 2,621,440
+    ("paged-pool-blocks", 1, "18047", "capacity-gb-as-gib"),  # (72 GiB − 30 GB) / 2,621,440
+    ("paged-max-concurrent", 1, "302", "ignored-block-rounding"),  # 2,600 × 256 / 2,200
+    ("prefix-cache-reusable-tokens", 1, "1014", "partial-block-reused"),
+    ("prefix-cache-flops-saved", 1, "143.36 TFLOP", "ignored-hit-rate"),
+    ("prefix-cache-mean-ttft", 1, "339.2 ms", "ignored-hit-rate"),  # 230 + 1,024 × 16e9 / 150e12
+    ("prefix-cache-mean-ttft", 1, "557.7 ms", "used-full-context"),  # 230 + 3,072 × ...
 ]
 # fmt: on
 
