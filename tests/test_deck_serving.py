@@ -138,6 +138,19 @@ PINNED = {
         {"prompt": 8192, "shared": 1024, "hit_pct": 40, "params_b": 7, "rate_tflops": 150,
          "queue_ms": 200},
         0.926357333333333, "seconds"),
+    # ------------------------------------------------------------------ speculative decoding
+    # 1 + 0.7 + 0.49 + 0.343 + 0.2401
+    ("spec-expected-tokens", 1): Pinned({"alpha": 0.7, "k": 4}, 2.7731, "count"),
+    # (1 − 0.7^9) / 0.3 = (1 − 0.040353607) / 0.3
+    ("spec-expected-tokens", 2): Pinned({"alpha": 0.7, "k": 8}, 3.19882131, "count"),
+    # (1 + 0.8 + 0.64 + 0.512) / (3 × 0.03 + 1) = 2.952 / 1.09
+    ("spec-speedup", 1): Pinned({"alpha": 0.8, "k": 3, "draft_pct": 3}, 2.708256880733945, "count"),
+    # (1 + 0.7 + 0.49 + 0.343) / (3 × 0.05 + 1) = 2.533 / 1.15
+    ("spec-speedup", 2): Pinned({"alpha": 0.7, "k": 3, "draft_pct": 5}, 2.202608695652174, "count"),
+    # H100 SXM: 989 / 3.35 = 295.2239 FLOP/B; / (6 + 1)
+    ("spec-verify-compute-bound-batch", 1): Pinned({"bw_tbs": 3.35, "k": 6}, 42.17484008528785, "count"),
+    # 295.2239 / (5 + 1)
+    ("spec-verify-compute-bound-batch", 2): Pinned({"bw_tbs": 3.35, "k": 5}, 49.20398009950249, "count"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -163,6 +176,11 @@ MISTAKES = [
     ("prefix-cache-flops-saved", 1, "143.36 TFLOP", "ignored-hit-rate"),
     ("prefix-cache-mean-ttft", 1, "339.2 ms", "ignored-hit-rate"),  # 230 + 1,024 × 16e9 / 150e12
     ("prefix-cache-mean-ttft", 1, "557.7 ms", "used-full-context"),  # 230 + 3,072 × ...
+    ("spec-expected-tokens", 1, "1.7731", "spec-forgot-bonus-token"),
+    ("spec-expected-tokens", 1, "3.8", "spec-independent-acceptance"),  # 4 × 0.7 + 1
+    ("spec-expected-tokens", 1, "5", "spec-all-accepted"),
+    ("spec-speedup", 1, "2.952", "spec-free-draft"),
+    ("spec-verify-compute-bound-batch", 1, "295", "spec-forgot-verify-tokens"),
 ]
 # fmt: on
 
