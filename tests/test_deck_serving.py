@@ -151,6 +151,39 @@ PINNED = {
     ("spec-verify-compute-bound-batch", 1): Pinned({"bw_tbs": 3.35, "k": 6}, 42.17484008528785, "count"),
     # 295.2239 / (5 + 1)
     ("spec-verify-compute-bound-batch", 2): Pinned({"bw_tbs": 3.35, "k": 5}, 49.20398009950249, "count"),
+    # ------------------------------------------------------------------ architectures
+    # 61 × (512 + 64) × 2 B = 70,272 B a token; × 8,192
+    ("mla-latent-per-request", 1): Pinned({"dtype_bytes": 2, "seq": 8192}, 575_668_224, "bytes"),
+    # 61 × 576 × 1 B = 35,136 B a token; × 65,536
+    ("mla-latent-per-request", 2): Pinned({"dtype_bytes": 1, "seq": 65536}, 2_302_672_896, "bytes"),
+    # 2 × 16 × 128 = 4,096 elements against 576
+    ("mla-vs-gqa-per-token", 1): Pinned({"kv_heads": 16}, 64 / 9, "count"),
+    # 2 × 8 × 128 = 2,048 against 576
+    ("mla-vs-gqa-per-token", 6): Pinned({"kv_heads": 8}, 32 / 9, "count"),
+    # one full copy on each GPU: 61 × 576 × 1 × 4,096
+    ("mla-tp-per-gpu", 1): Pinned({"tp": 8, "dtype_bytes": 1, "seq": 4096}, 143_917_056, "bytes"),
+    # 61 × 576 × 1 × 8,192
+    ("mla-tp-per-gpu", 2): Pinned({"tp": 8, "dtype_bytes": 1, "seq": 8192}, 287_834_112, "bytes"),
+    # (4 + 2 × 5) = 14e9 B at 1 byte / 3.35e12 B/s = 4.1791 ms
+    ("moe-batch1-step-floor", 1): Pinned(
+        {"shared_b": 4, "experts": 16, "expert_b": 5, "topk": 2, "dtype_bytes": 1, "bw_tbs": 3.35},
+        0.004179104477611940, "seconds"),
+    # (1.5 + 4 × 5) = 21.5e9 B / 3.35e12 B/s = 6.4179 ms
+    ("moe-batch1-step-floor", 2): Pinned(
+        {"shared_b": 1.5, "experts": 64, "expert_b": 5, "topk": 4, "dtype_bytes": 1, "bw_tbs": 3.35},
+        0.006417910447761194, "seconds"),
+    # 64 × (1 − (58/64)^2) = (4,096 − 3,364) / 64
+    ("moe-experts-touched", 1): Pinned({"experts": 64, "topk": 6, "batch": 2}, 11.4375, "count"),
+    # 256 × (1 − (250/256)^4) = 256 × (1 − 0.9094947)
+    ("moe-experts-touched", 2): Pinned({"experts": 256, "topk": 6, "batch": 4}, 23.16935634613037, "count"),
+    # 4 + 2 × 2 × 8 / 32 = 4 + 1
+    ("kv-int4-bits-per-element", 1): Pinned({"group": 32, "consts": 2, "scale_bytes": 2}, 5, "count"),
+    # 4 + 2 × 4 × 8 / 128 = 4 + 0.5
+    ("kv-int4-bits-per-element", 2): Pinned({"group": 128, "consts": 2, "scale_bytes": 4}, 4.5, "count"),
+    # 2 / (0.5 + 4 / 128) = 2 / 0.53125
+    ("kv-int4-capacity-gain", 1): Pinned({"group": 128, "scale_bytes": 4}, 3.764705882352941, "count"),
+    # 2 / (0.5 + 2 / 128) = 2 / 0.515625
+    ("kv-int4-capacity-gain", 2): Pinned({"group": 128, "scale_bytes": 2}, 3.878787878787879, "count"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -181,6 +214,18 @@ MISTAKES = [
     ("spec-expected-tokens", 1, "5", "spec-all-accepted"),
     ("spec-speedup", 1, "2.952", "spec-free-draft"),
     ("spec-verify-compute-bound-batch", 1, "295", "spec-forgot-verify-tokens"),
+    ("mla-latent-per-request", 1, "1.072 GiB", "mla-latent-doubled"),  # 2 × 575,668,224 B
+    ("mla-latent-per-request", 1, "488 MiB", "mla-forgot-rope"),  # 61 × 512 × 2 × 8,192
+    ("mla-latent-per-request", 1, "30.5 GiB", "mla-as-mha"),  # 2 × 61 × 128 × 128 × 2 × 8,192
+    ("mla-vs-gqa-per-token", 1, "3.56", "forgot-kv-factor"),
+    ("mla-vs-gqa-per-token", 1, "8", "mla-forgot-rope"),  # 4,096 / 512
+    ("mla-tp-per-gpu", 1, "17.16 MiB", "mla-split-by-tp"),  # 137.25 MiB / 8
+    ("moe-batch1-step-floor", 1, "25.07 ms", "moe-read-all-experts"),  # (4 + 16 × 5)e9 / 3.35e12
+    ("moe-batch1-step-floor", 1, "2.985 ms", "moe-forgot-shared"),  # 10e9 / 3.35e12
+    ("moe-experts-touched", 1, "12", "moe-picks-not-distinct"),
+    ("kv-int4-bits-per-element", 1, "4", "forgot-quant-scales"),
+    ("kv-int4-bits-per-element", 1, "0.625", "bits-vs-bytes"),
+    ("kv-int4-capacity-gain", 1, "4", "forgot-quant-scales"),
 ]
 # fmt: on
 
