@@ -184,6 +184,32 @@ PINNED = {
     ("kv-int4-capacity-gain", 1): Pinned({"group": 128, "scale_bytes": 4}, 3.764705882352941, "count"),
     # 2 / (0.5 + 2 / 128) = 2 / 0.515625
     ("kv-int4-capacity-gain", 2): Pinned({"group": 128, "scale_bytes": 2}, 3.878787878787879, "count"),
+    # ------------------------------------------------------------------ parallelism
+    # 2 × 64 × 2 × 128 × 2 × 4,096 = 268,435,456 B over 2 KV heads: one head a GPU
+    ("tp-kv-replicated", 1): Pinned(
+        {"layers": 64, "kv_heads": 2, "rep": 2, "seq": 4096}, 134_217_728, "bytes"),
+    # 2 × 48 × 4 × 128 × 2 × 32,768 = 3,221,225,472 B over 4 KV heads
+    ("tp-kv-replicated", 2): Pinned(
+        {"layers": 48, "kv_heads": 4, "rep": 2, "seq": 32768}, 805_306_368, "bytes"),
+    # 141 GB − 68 GB / 2 = 107e9 B free a GPU; 2 × 32 × 8 × 128 × 2 × 32,768 / 2 =
+    # 2,147,483,648 B a request a GPU; 49.8
+    ("tp-requests-fit", 1): Pinned(
+        {"params_b": 34, "layers": 32, "tp": 2, "cap_gb": 141, "seq": 32768}, 49, "requests"),
+    # 80 GB − 16 GB / 2 = 72e9 B; 2 × 48 × 8 × 128 × 2 × 8,192 / 2 = 805,306,368 B; 89.4
+    ("tp-requests-fit", 2): Pinned(
+        {"params_b": 8, "layers": 48, "tp": 2, "cap_gb": 80, "seq": 8192}, 89, "requests"),
+    # 2 × 32 × 4 × 128 × 1 = 32,768 B a token × 4,096 prompt tokens
+    ("disagg-kv-transfer-bytes", 1): Pinned(
+        {"prompt": 4096, "quarters": 3, "layers": 32, "kv_heads": 4, "dtype_bytes": 1},
+        134_217_728, "bytes"),
+    # 32,768 B × 2,048
+    ("disagg-kv-transfer-bytes", 2): Pinned(
+        {"prompt": 2048, "quarters": 2, "layers": 32, "kv_heads": 4, "dtype_bytes": 1},
+        67_108_864, "bytes"),
+    # 256e6 B / (400e9 / 8 B/s) = 5.12 ms
+    ("disagg-link-time", 1): Pinned({"kv_mb": 256, "link_gbps": 400}, 0.00512, "seconds"),
+    # 5,120e6 B / 12.5e9 B/s
+    ("disagg-link-time", 2): Pinned({"kv_mb": 5120, "link_gbps": 100}, 0.4096, "seconds"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -226,6 +252,14 @@ MISTAKES = [
     ("kv-int4-bits-per-element", 1, "4", "forgot-quant-scales"),
     ("kv-int4-bits-per-element", 1, "0.625", "bits-vs-bytes"),
     ("kv-int4-capacity-gain", 1, "4", "forgot-quant-scales"),
+    ("tp-kv-replicated", 1, "64 MiB", "tp-split-past-kv-heads"),
+    ("tp-kv-replicated", 1, "256 MiB", "forgot-tp-split"),
+    ("tp-requests-fit", 1, "16", "kv-pool-sized-once"),  # (141 − 68) GB / 4.295 GB
+    ("tp-requests-fit", 1, "24", "forgot-tp-split"),  # 107 GB / 4.295 GB
+    ("tp-requests-fit", 1, "54", "capacity-gb-as-gib"),  # (141 GiB − 34 GB) / 2.147 GB
+    ("disagg-kv-transfer-bytes", 1, "224 MiB", "disagg-counted-output"),  # × (4,096 + 3,072)
+    ("disagg-kv-transfer-bytes", 1, "64 MiB", "forgot-kv-factor"),
+    ("disagg-link-time", 1, "0.64 ms", "bits-vs-bytes"),
 ]
 # fmt: on
 
