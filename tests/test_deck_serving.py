@@ -210,6 +210,32 @@ PINNED = {
     ("disagg-link-time", 1): Pinned({"kv_mb": 256, "link_gbps": 400}, 0.00512, "seconds"),
     # 5,120e6 B / 12.5e9 B/s
     ("disagg-link-time", 2): Pinned({"kv_mb": 5120, "link_gbps": 100}, 0.4096, "seconds"),
+    # ------------------------------------------------------------------ latency metrics
+    # 30 requests/s × 6 s
+    ("littles-law-concurrency", 1): Pinned({"rate": 30, "latency_s": 6}, 180, "requests"),
+    # 5 requests/s × 2.5 s
+    ("littles-law-concurrency", 2): Pinned({"rate": 5, "latency_s": 2.5}, 12.5, "requests"),
+    # 256 in flight / 40 per second
+    ("littles-law-latency", 1): Pinned({"in_flight": 256, "rate": 40}, 6.4, "seconds"),
+    # 128 / 3 per second
+    ("littles-law-latency", 2): Pinned({"in_flight": 128, "rate": 3}, 42.666666666666667, "seconds"),
+    # 12 % + 6 % − 4 % = 14 % miss something; 20 × 0.86
+    ("goodput-both-slos", 1): Pinned(
+        {"rate": 20, "miss_ttft": 12, "miss_tpot": 6, "miss_both": 4}, 17.2, "requests"),
+    # 8 % + 4 % − 3 % = 9 %; 20 × 0.91
+    ("goodput-both-slos", 2): Pinned(
+        {"rate": 20, "miss_ttft": 8, "miss_tpot": 4, "miss_both": 3}, 18.2, "requests"),
+    # (47 × 25 + 2 × 500) / 49 = 2,175 / 49 ms
+    ("mean-tpot-hides-stalls", 1): Pinned(
+        {"normal_gaps": 47, "normal_ms": 25, "stalls": 2, "stall_ms": 500},
+        0.04438775510204082, "seconds"),
+    # (47 × 15 + 3 × 500) / 50 = 2,205 / 50 ms
+    ("mean-tpot-hides-stalls", 2): Pinned(
+        {"normal_gaps": 47, "normal_ms": 15, "stalls": 3, "stall_ms": 500}, 0.0441, "seconds"),
+    # 0.99 × 77 = 76.23 -> 77: the slowest request
+    ("percentile-nearest-rank", 1): Pinned({"n": 77, "pct": 99}, 77, "count"),
+    # 0.90 × 123 = 110.7 -> 111
+    ("percentile-nearest-rank", 2): Pinned({"n": 123, "pct": 90}, 111, "count"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -260,6 +286,13 @@ MISTAKES = [
     ("disagg-kv-transfer-bytes", 1, "224 MiB", "disagg-counted-output"),  # × (4,096 + 3,072)
     ("disagg-kv-transfer-bytes", 1, "64 MiB", "forgot-kv-factor"),
     ("disagg-link-time", 1, "0.64 ms", "bits-vs-bytes"),
+    ("littles-law-concurrency", 1, "5", "inverted-ratio"),
+    ("littles-law-latency", 1, "0.15625 s", "inverted-ratio"),
+    ("goodput-both-slos", 1, "20", "throughput-not-goodput"),
+    ("goodput-both-slos", 1, "16.4", "counted-both-misses-twice"),  # 20 × (1 − 0.18)
+    ("mean-tpot-hides-stalls", 1, "25 ms", "typical-gap-not-mean"),
+    ("mean-tpot-hides-stalls", 1, "43.5 ms", "first-token-gap"),  # 2,175 / 50
+    ("percentile-nearest-rank", 2, "110", "rounded-down-count"),
 ]
 # fmt: on
 
