@@ -236,6 +236,37 @@ PINNED = {
     ("percentile-nearest-rank", 1): Pinned({"n": 77, "pct": 99}, 77, "count"),
     # 0.90 × 123 = 110.7 -> 111
     ("percentile-nearest-rank", 2): Pinned({"n": 123, "pct": 90}, 111, "count"),
+    # ------------------------------------------------------------------ spot the bug
+    # 2 × 28 × 8 KV heads × 128 × 16,384 × 2 B
+    ("bug-query-heads-fix", 1): Pinned(
+        {"layers": 28, "kv_heads": 8, "group": 7, "seq": 16384}, 1_879_048_192, "bytes"),
+    # 2 × 48 × 4 × 128 × 8,192 × 2 B
+    ("bug-query-heads-fix", 4): Pinned(
+        {"layers": 48, "kv_heads": 4, "group": 4, "seq": 8192}, 805_306_368, "bytes"),
+    # Llama 3 8B: 2 × 32 × 8 × 128 × 2 × 8,192 = 1,073,741,824 B; 120e9 / that = 111.8
+    ("bug-hidden-size-fix", 1): Pinned({"model": "Llama 3 8B", "pool_gb": 120, "seq": 8192}, 111, "requests"),
+    # Qwen2.5 7B: 2 × 28 × 4 × 128 × 2 × 2,048 = 117,440,512 B; 120e9 / that = 1,021.8
+    ("bug-hidden-size-fix", 2): Pinned({"model": "Qwen2.5 7B", "pool_gb": 120, "seq": 2048}, 1021, "requests"),
+    # 61 × 576 × 8,192 × 2 B, without the factor 2
+    ("bug-mla-latent-twice-fix", 1): Pinned({"dtype_bytes": 2, "seq": 8192}, 575_668_224, "bytes"),
+    # 61 × 576 × 131,072 × 2 B
+    ("bug-mla-latent-twice-fix", 2): Pinned({"dtype_bytes": 2, "seq": 131072}, 9_210_691_584, "bytes"),
+    # 2 × 4 × 256 × 2 = 4,096 B a layer and token; 18 × 32,768 + 18 × 4,096 = 663,552
+    ("bug-sliding-window-fix", 1): Pinned(
+        {"layers": 36, "every": 2, "kv_heads": 4, "head_dim": 256, "window": 4096, "seq": 32768},
+        2_717_908_992, "bytes"),
+    # 2 × 16 × 128 × 2 = 8,192 B; 18 × 16,384 + 18 × 4,096 = 368,640
+    ("bug-sliding-window-fix", 2): Pinned(
+        {"layers": 36, "every": 2, "kv_heads": 16, "head_dim": 128, "window": 4096, "seq": 16384},
+        3_019_898_880, "bytes"),
+    # 2 × 32 × 8 × 128 × 2 × 8,192 = 2^30 B: exactly 1 GiB, printed as 1.074
+    ("bug-gib-printed-as-gb-fix", 1): Pinned({"layers": 32, "kv_heads": 8, "seq": 8192}, 1_073_741_824, "bytes"),
+    # 2 × 40 × 16 × 128 × 2 × 8,192 = 2.5 GiB
+    ("bug-gib-printed-as-gb-fix", 2): Pinned({"layers": 40, "kv_heads": 16, "seq": 8192}, 2_684_354_560, "bytes"),
+    # (4 × 141 − 26) / 1.5 = 358.7
+    ("bug-tp-pool-once-fix", 1): Pinned({"params_b": 13, "tp": 4, "cap_gb": 141, "kv_gb": 1.5}, 358, "requests"),
+    # (4 × 80 − 26) / 2.5 = 117.6
+    ("bug-tp-pool-once-fix", 2): Pinned({"params_b": 13, "tp": 4, "cap_gb": 80, "kv_gb": 2.5}, 117, "requests"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -293,6 +324,15 @@ MISTAKES = [
     ("mean-tpot-hides-stalls", 1, "25 ms", "typical-gap-not-mean"),
     ("mean-tpot-hides-stalls", 1, "43.5 ms", "first-token-gap"),  # 2,175 / 50
     ("percentile-nearest-rank", 2, "110", "rounded-down-count"),
+    ("bug-query-heads-fix", 1, "12.25 GiB", "query-heads"),  # the script's number: × 7
+    ("bug-query-heads-fix", 1, "0.875 GiB", "forgot-kv-factor"),
+    ("bug-hidden-size-fix", 1, "27", "hidden-size"),  # 120e9 / (2 × 32 × 4,096 × 2 × 8,192)
+    ("bug-mla-latent-twice-fix", 1, "1.072 GiB", "mla-latent-doubled"),
+    ("bug-sliding-window-fix", 1, "4.5 GiB", "ignored-sliding-window"),  # 4,096 × 36 × 32,768
+    ("bug-sliding-window-fix", 1, "576 MiB", "window-on-every-layer"),  # 4,096 × 36 × 4,096
+    ("bug-gib-printed-as-gb-fix", 1, "1.074 GiB", "gb-vs-gib"),
+    ("bug-tp-pool-once-fix", 1, "76", "kv-pool-sized-once"),  # (141 − 26) / 1.5
+    ("bug-tp-pool-once-fix", 1, "89", "forgot-tp-split"),  # (141 − 6.5) / 1.5
 ]
 # fmt: on
 
