@@ -85,7 +85,9 @@ UNIT_WORDS = {
 }
 _KV_HEADS = frozenset({"kv_heads", "kv_before", "kv_after"})
 _PARAMETERS = frozenset({"params", "params_b"})
-_TOKEN_COUNTS = frozenset({"seq", "ctx", "prompt", "batch", "requests", "n_tokens", "out"})
+_TOKEN_COUNTS = frozenset(
+    {"seq", "ctx", "prompt", "shared", "batch", "requests", "n_tokens", "out"}
+)
 # operator precedence, for parentheses: a sum below a product below a power
 _PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.FloorDiv: 2, ast.Mod: 2}
 _SYMBOLS = {

@@ -85,6 +85,22 @@ def test_preset_fields_read_as_the_field_and_weights_as_bytes_per_weight():
     assert numbers == "With this draw's numbers: 80 × 10^9 − 8,030,000,000 × 2."
 
 
+def test_a_2_beside_parameters_and_cached_prefix_tokens_reads_as_flops_per_token():
+    # the cached prefix is a count of tokens, like the prompt: 2 FLOPs per parameter per token
+    question = numeric(
+        prompt="{params_b}B model, {shared}-token prefix.",
+        params={"params_b": {"choices": [8]}, "shared": {"choices": [1024]}},
+        answer="2 * params_b * 10**9 * shared",
+        unit="flop",
+    )
+    words, numbers = formula_hints(question, draw_numeric(question, 1).values)
+    assert words == (
+        "The formula: 2 (FLOPs per parameter per token) × parameters (billions) × 10^9 × "
+        "cached prefix tokens, in FLOPs."
+    )
+    assert numbers == "With this draw's numbers: 2 × 8 × 10^9 × 1,024."
+
+
 def test_every_question_of_the_deck_has_a_hint(deck):
     for question in deck:
         hints = make_instance(question, 1).hints
