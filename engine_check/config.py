@@ -103,10 +103,18 @@ class RunPlan:
     warmups: int
     repeats: int
     slow_repeats: int  # repeats for the multi-second points (long prefill, recompute)
-    matmul_size: int  # n of the n x n x n matmul that measures the FLOP/s peak
-    copy_bytes: int  # size of the tensor copied to measure bandwidth
-    peak_repeats: int
+    matmul_size: int  # n of the square n x n x n matmul among the FLOP/s peak's shapes
+    stream_bytes: int  # size of each tensor the bandwidth streams read and write
+    peak_repeats: int  # each peak kernel: at least this many timed calls
+    peak_seconds: float  # ... and at least this much timed work
     cuda_graphs: bool = True  # capture decode steps as CUDA graphs on NVIDIA GPUs
+
+    @property
+    def matmul_shapes(self) -> tuple[tuple[int, int, int], ...]:
+        """(m, k, n) of the matmuls that measure the FLOP/s peak: the square one and the
+        model's two largest at the longest prompt (gate+up, then down)."""
+        n, t, cfg = self.matmul_size, max(self.prompt_lens), self.model
+        return ((n, n, n), (t, cfg.d_model, 2 * cfg.ffn), (t, cfg.ffn, cfg.d_model))
 
     @property
     def max_seq(self) -> int:
@@ -184,8 +192,9 @@ def plan_for(
             repeats=2,
             slow_repeats=2,
             matmul_size=128,
-            copy_bytes=1 * MiB,
+            stream_bytes=1 * MiB,
             peak_repeats=2,
+            peak_seconds=0.0,
         )
     quick = mode == "quick"
     if device_kind == "cuda":
@@ -204,8 +213,9 @@ def plan_for(
             repeats=10 if quick else 30,
             slow_repeats=5 if quick else 10,
             matmul_size=8192,
-            copy_bytes=(1 if quick else 2) * GiB,
+            stream_bytes=(1 if quick else 2) * GiB,
             peak_repeats=10 if quick else 30,
+            peak_seconds=0.2 if quick else 0.5,
         )
     if device_kind == "mps":
         return RunPlan(
@@ -220,8 +230,9 @@ def plan_for(
             repeats=5 if quick else 15,
             slow_repeats=3 if quick else 5,
             matmul_size=4096,
-            copy_bytes=512 * MiB,
+            stream_bytes=512 * MiB,
             peak_repeats=5 if quick else 15,
+            peak_seconds=0.3 if quick else 0.8,
         )
     if device_kind != "cpu":
         raise EngineError(f"unknown device kind {device_kind!r}")
@@ -237,8 +248,9 @@ def plan_for(
         repeats=5 if quick else 9,
         slow_repeats=2 if quick else 3,
         matmul_size=3072 if quick else 4096,
-        copy_bytes=512 * MiB,
+        stream_bytes=512 * MiB,
         peak_repeats=5 if quick else 9,
+        peak_seconds=0.6 if quick else 1.5,
     )
 
 

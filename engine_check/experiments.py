@@ -1,14 +1,16 @@
-"""The five experiments of an engine check, each point measured and roofline-predicted.
+"""The five experiments of an engine check: each point timed, with the FLOPs and bytes it
+counts (engine_check.roofline).
 
-(a) prefill: TTFT vs prompt length, FLOP/s and MFU against the measured matmul peak;
-(b) decode: TPOT vs context length at batch 1, bytes read, bandwidth and MBU against the
-    measured copy bandwidth, FLOP utilisation beside it;
+(a) prefill: TTFT vs prompt length;
+(b) decode: TPOT vs context length at batch 1;
 (c) batch: TPOT vs batch size at a fixed context;
 (d) recompute: a cached decode step vs recomputing the whole prefix, by position;
 (e) kv: bytes of the allocated cache tensor against `drill.kvmath.kv_cache_bytes`.
 
-Predicted times are max(FLOPs / peak FLOP/s, bytes / peak bytes/s) with the peaks
-measured earlier in the same run (see `engine_check.roofline`).
+Rates, utilisations and roofline times depend on the peaks, which are settled only after
+the experiments (engine_check.peaks), so engine_check.report derives them. The peaks
+measured before the experiments only decide which points are slow enough to time fewer
+times.
 """
 
 from __future__ import annotations
@@ -108,7 +110,6 @@ def run_prefill(bench: Bench) -> list[dict]:
         nbytes = roofline.prefill_bytes(cfg, prompt_len, bench.dtype_bytes)
         predicted = bench.predicted_s(flops, nbytes)
         timing = bench.time_point(lambda t=tokens: prefill(bench.model, t), predicted)
-        seconds = timing.median_ms / 1e3
         rows.append(
             {
                 "prompt_len": prompt_len,
@@ -117,10 +118,6 @@ def run_prefill(bench: Bench) -> list[dict]:
                 "warmup_ms": list(timing.warmup_ms),
                 "flops": flops,
                 "bytes": nbytes,
-                "flops_per_s": flops / seconds,
-                "mfu": flops / seconds / bench.peak_flops_per_s,
-                "bandwidth_util": nbytes / seconds / bench.peak_bytes_per_s,
-                "predicted_ms": predicted * 1e3,
             }
         )
     _release(bench)
@@ -138,7 +135,6 @@ def _decode_row(bench: Bench, batch: int, context_len: int) -> dict:
     predicted = bench.predicted_s(flops, nbytes)
     step = bench.step_fn(lambda: decode_step(bench.model, token, pos))
     timing = bench.time_point(step, predicted)
-    seconds = timing.median_ms / 1e3
     return {
         "batch": batch,
         "context_len": context_len,
@@ -147,11 +143,6 @@ def _decode_row(bench: Bench, batch: int, context_len: int) -> dict:
         "warmup_ms": list(timing.warmup_ms),
         "flops": flops,
         "bytes": nbytes,
-        "bytes_per_s": nbytes / seconds,
-        "mbu": nbytes / seconds / bench.peak_bytes_per_s,
-        "flops_util": flops / seconds / bench.peak_flops_per_s,
-        "tokens_per_s": batch / seconds,
-        "predicted_ms": predicted * 1e3,
     }
 
 
@@ -162,7 +153,7 @@ def run_decode(bench: Bench) -> list[dict]:
     for context_len in bench.plan.context_lens:
         bench.tick(f"decode at context {context_len}")
         row = _decode_row(bench, 1, context_len)
-        del row["batch"], row["tokens_per_s"]
+        del row["batch"]
         rows.append(row)
     _release(bench)
     return rows
@@ -200,8 +191,10 @@ def run_recompute(bench: Bench) -> list[dict]:
                 "recompute_ms": timing.median_ms,
                 "cached_p90_ms": cached["p90_ms"],
                 "recompute_p90_ms": timing.p90_ms,
-                "cached_predicted_ms": cached["predicted_ms"],
-                "recompute_predicted_ms": predicted * 1e3,
+                "cached_flops": cached["flops"],
+                "cached_bytes": cached["bytes"],
+                "recompute_flops": flops,
+                "recompute_bytes": nbytes,
             }
         )
     _release(bench)

@@ -1,15 +1,16 @@
 """The result object of an engine check, and its plain-text rendering (no torch here).
 
 The result is one JSON-ready dict; `kvdrill engine run --json` prints it and the
-database stores it. Top-level keys (schema 1):
+database stores it. Top-level keys (schema 2):
 
     schema, mode, device, device_name, dtype, torch_version, threads, wall_s,
     cpu_count, other_cpu_share (share of all CPUs' time other programs used during
     the run, or null where the OS does not tell),
     config   {mode, model{...}, prompt_lens, ..., params, weight_bytes, decode_runner}
-    peaks    {matmul_flops_per_s, copy_bytes_per_s, matmul_size, copy_bytes,
-              matmul_timing, copy_timing, spec: {name, bf16_dense_flops_per_s,
-              hbm_bytes_per_s} | null}
+    peaks    {matmul_flops_per_s, matmul_from, bandwidth_bytes_per_s, bandwidth_from,
+              kernels: [{name, kind, round, work, rate, median_rate, best_ms, median_ms,
+              calls}], warnings: [str], spec: {name, bf16_dense_flops_per_s,
+              hbm_bytes_per_s, memory_bytes} | null}
     prefill  [{prompt_len, ms, p90_ms, flops_per_s, mfu, bandwidth_util, predicted_ms, ...}]
     decode   [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util, predicted_ms, ...}]
     batch    [{batch, ms, p90_ms, tokens_per_s, predicted_ms, mbu, flops_util, ...}]
@@ -18,18 +19,77 @@ database stores it. Top-level keys (schema 1):
     kv       {measured_bytes, formula_bytes, allocator_delta_bytes, shape, ...}
     claims   {name: {holds, text}}
 
+Schema 1 (before the peaks were settled) had `copy_bytes_per_s` where schema 2 has
+`bandwidth_bytes_per_s`; `current_peaks` reads both.
+
 `kvdrill engine run` adds `created_at` (UTC, ISO-8601) before storing and printing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from drill.units import format_bytes, format_number, format_quantity
-from engine_check.claims import OVER_COPY_NOTE, compute_claims
+from engine_check.claims import compute_claims
 from engine_check.config import ModelConfig
 from engine_check.contention import BUSY_SHARE_WARN
-from engine_check.roofline import ridge_batch
+from engine_check.roofline import ridge_batch, roofline_seconds
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+
+def current_peaks(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's peaks with schema 2's keys, also for a run stored by schema 1."""
+    peaks = dict(result["peaks"])
+    if "bandwidth_bytes_per_s" not in peaks:
+        peaks["bandwidth_bytes_per_s"] = peaks["copy_bytes_per_s"]
+        peaks["bandwidth_from"] = "copy (counted as 2 x its size)"
+        peaks["matmul_from"] = f"matmul {peaks['matmul_size']}^3"
+    return peaks
+
+
+def derive_rows(sections: Mapping[str, list[dict]], peaks: Mapping[str, Any]) -> dict:
+    """Each point's rates, utilisations and roofline time from its FLOPs, bytes and median
+    time and the settled peaks: {prefill, decode, batch, recompute} as new row lists."""
+    flops_peak, bytes_peak = peaks["matmul_flops_per_s"], peaks["bandwidth_bytes_per_s"]
+
+    def predicted_ms(flops: float, nbytes: float) -> float:
+        return 1e3 * roofline_seconds(flops, nbytes, flops_peak, bytes_peak)
+
+    def point(row: dict) -> dict:
+        seconds = row["ms"] / 1e3
+        flops_per_s, bytes_per_s = row["flops"] / seconds, row["bytes"] / seconds
+        return {
+            **row,
+            "flops_per_s": flops_per_s,
+            "bytes_per_s": bytes_per_s,
+            "predicted_ms": predicted_ms(row["flops"], row["bytes"]),
+        }
+
+    prefill = [
+        {**(p := point(r)), "mfu": p["flops_per_s"] / flops_peak,
+         "bandwidth_util": p["bytes_per_s"] / bytes_peak}
+        for r in sections["prefill"]
+    ]  # fmt: skip
+    decode = [
+        {**(p := point(r)), "mbu": p["bytes_per_s"] / bytes_peak,
+         "flops_util": p["flops_per_s"] / flops_peak}
+        for r in sections["decode"]
+    ]  # fmt: skip
+    batch = [
+        {**(p := point(r)), "mbu": p["bytes_per_s"] / bytes_peak,
+         "flops_util": p["flops_per_s"] / flops_peak,
+         "tokens_per_s": r["batch"] / (r["ms"] / 1e3)}
+        for r in sections["batch"]
+    ]  # fmt: skip
+    recompute = [
+        {**r,
+         "cached_predicted_ms": predicted_ms(r["cached_flops"], r["cached_bytes"]),
+         "recompute_predicted_ms": predicted_ms(r["recompute_flops"], r["recompute_bytes"])}
+        for r in sections["recompute"]
+    ]  # fmt: skip
+    return {"prefill": prefill, "decode": decode, "batch": batch, "recompute": recompute}
 
 
 def assemble_result(
@@ -43,29 +103,33 @@ def assemble_result(
     recompute: list[dict],
     kv: dict,
 ) -> dict:
-    """The result dict, with the ridge batch and the claims computed from the rest.
+    """The result dict: each point's derived figures, the ridge batch and the claims.
 
     `meta` carries mode, device, device_name, dtype, torch_version, threads, wall_s,
-    cpu_count and other_cpu_share.
+    cpu_count and other_cpu_share; the sections are the experiments' rows, `peaks` the
+    settled peaks.
     """
     model = ModelConfig(**config["model"])
+    rows = derive_rows(
+        {"prefill": prefill, "decode": decode, "batch": batch, "recompute": recompute}, peaks
+    )
     ridge = ridge_batch(
         model,
         config["batch_context_len"],
         kv["dtype_bytes"],
         peaks["matmul_flops_per_s"],
-        peaks["copy_bytes_per_s"],
+        peaks["bandwidth_bytes_per_s"],
     )
     result = {
         "schema": SCHEMA_VERSION,
         **meta,
         "config": config,
         "peaks": peaks,
-        "prefill": prefill,
-        "decode": decode,
-        "batch": batch,
+        "prefill": rows["prefill"],
+        "decode": rows["decode"],
+        "batch": rows["batch"],
         "batch_ridge": ridge,
-        "recompute": recompute,
+        "recompute": rows["recompute"],
         "kv": kv,
     }
     result["claims"] = compute_claims(result)
@@ -104,9 +168,32 @@ def _pct(value: float) -> str:
     return format_quantity(value, "fraction")
 
 
+def peak_lines(peaks: Mapping[str, Any]) -> list[str]:
+    """The peaks, the kernel each came from, and any warning about them."""
+    lines = [
+        "peaks measured in this run (the best of every kernel, before and after the experiments)",
+        f"  matmul {format_quantity(peaks['matmul_flops_per_s'], 'flop_per_s')} "
+        f"({peaks['matmul_from']})    memory "
+        f"{format_quantity(peaks['bandwidth_bytes_per_s'], 'bytes_per_s')} "
+        f"({peaks['bandwidth_from']})",
+    ]
+    kernels = peaks.get("kernels") or []
+    if kernels:
+        best: dict[str, float] = {}
+        for k in kernels:
+            best[k["name"]] = max(best.get(k["name"], 0.0), k["rate"])
+        dims = {
+            k["name"]: "flop_per_s" if k["kind"] == "matmul" else "bytes_per_s" for k in kernels
+        }
+        shown = [f"{name} {format_quantity(rate, dims[name])}" for name, rate in best.items()]
+        lines.append("  kernels: " + ", ".join(shown))
+    lines += [f"  warning: {w}" for w in peaks.get("warnings") or []]
+    return lines
+
+
 def render_text(result: dict) -> str:
     """A human report: setup, peaks, one table per experiment, then the verdicts."""
-    cfg, peaks = result["config"], result["peaks"]
+    cfg, peaks = result["config"], current_peaks(result)
     model = cfg["model"]
     lines = [
         f"engine check ({result['mode']}) on {result['device_name']} [{result['device']}], "
@@ -124,13 +211,7 @@ def render_text(result: dict) -> str:
         f"{format_bytes(cfg['weight_bytes'])} of weights; decode runs {cfg['decode_runner']}"
     )
     lines.append("")
-    lines.append("peaks measured in this run (fastest repeat)")
-    lines.append(
-        f"  matmul {peaks['matmul_size']}^3: "
-        f"{format_quantity(peaks['matmul_flops_per_s'], 'flop_per_s')}    "
-        f"copy {format_bytes(peaks['copy_bytes'])}: "
-        f"{format_quantity(peaks['copy_bytes_per_s'], 'bytes_per_s')} (read + write)"
-    )
+    lines += peak_lines(peaks)
     spec = peaks.get("spec")
     if spec:
         lines.append(
@@ -158,8 +239,6 @@ def render_text(result: dict) -> str:
             for r in result["decode"]
         ],
     )  # fmt: skip
-    if any(r["mbu"] > 1 for r in result["decode"]):
-        lines.append(f"  MBU {OVER_COPY_NOTE}")
     ridge = result.get("batch_ridge")
     ridge_note = f"roofline ridge near batch {ridge}" if ridge else "no ridge in reach"
     lines += ["", f"(c) decode step vs batch, context {cfg['batch_context_len']} ({ridge_note})"]

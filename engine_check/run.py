@@ -1,25 +1,35 @@
 """One engine check from start to finish: pick the device, measure the peaks, build the
-model, run the experiments, assemble the result. The caller passes a progress callback
-(and nothing here prints)."""
+model, run the experiments, measure the peaks again, settle them (engine_check.peaks),
+assemble the result. The caller passes a progress callback (and nothing here prints)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
 
 from drill.errors import EngineError
+from drill.gpus import spec_for
 from engine_check import experiments
-from engine_check.config import DTYPE_BYTES, canonical_dtype, plan_for, resolve_device
+from engine_check.config import DTYPE_BYTES, RunPlan, canonical_dtype, plan_for, resolve_device
 from engine_check.contention import CpuMeter
 from engine_check.model import build_model, prepack_for_cpu
-from engine_check.peaks import measure_copy_peak, measure_matmul_peak
+from engine_check.peak_kernels import matmul_kernels, stream_kernels
+from engine_check.peaks import (
+    BANDWIDTH,
+    KINDS,
+    MATMUL,
+    PeakSettings,
+    best_peaks,
+    measure_kernels,
+    settle_peaks,
+)
 from engine_check.report import assemble_result
-from engine_check.specs import spec_for
 from engine_check.timing import DeviceTimer, cpu_threads
 
 # progress(done, total, label): `done` points finished out of `total`, `label` starts now
@@ -80,12 +90,14 @@ def run_engine_check(
     timer = DeviceTimer(dev)
 
     total = (
-        3
+        2
+        + 1
         + len(plan.prompt_lens)
         + len(plan.context_lens)
         + len(plan.batch_sizes)
         + len(plan.recompute_positions)
         + 1
+        + 2
     )
     done = 0
 
@@ -95,29 +107,24 @@ def run_engine_check(
             progress(done, total, label)
         done += 1
 
-    tick(f"matmul peak ({plan.matmul_size}^3, {dtype_name})")
-    flops_per_s, mm_timing = measure_matmul_peak(
-        timer, torch_dtype, plan.matmul_size, plan.warmups, plan.peak_repeats
-    )
-    tick(f"copy bandwidth ({plan.copy_bytes // 2**20} MiB)")
-    bytes_per_s, copy_timing = measure_copy_peak(
-        timer, torch_dtype, plan.copy_bytes, plan.warmups, plan.peak_repeats
-    )
-    if kind == "cuda":
-        torch.cuda.empty_cache()
-    name = device_name(kind)
-    peaks = {
-        "matmul_flops_per_s": flops_per_s,
-        "copy_bytes_per_s": bytes_per_s,
-        "matmul_size": plan.matmul_size,
-        "copy_bytes": plan.copy_bytes,
-        # the peaks above use the fastest repeat; these are the medians, for comparison
-        "matmul_flops_per_s_median": 2 * plan.matmul_size**3 / (mm_timing.median_ms / 1e3),
-        "copy_bytes_per_s_median": 2 * plan.copy_bytes / (copy_timing.median_ms / 1e3),
-        "matmul_timing": mm_timing.to_dict(),
-        "copy_timing": copy_timing.to_dict(),
-        "spec": spec_for(name) if kind == "cuda" else None,
-    }
+    settings = PeakSettings(plan.warmups, plan.peak_repeats, plan.peak_seconds)
+
+    def measure_peaks(round_name: str, kinds: Sequence[str], how: PeakSettings) -> list[dict]:
+        rows: list[dict] = []
+        for peak_kind in kinds:
+            if round_name != "again":
+                tick(_peak_label(peak_kind, round_name, plan, dtype_name))
+            if peak_kind == MATMUL:
+                kernels = matmul_kernels(dev, torch_dtype, plan.matmul_shapes)
+            else:
+                kernels = stream_kernels(dev, torch_dtype, plan.stream_bytes)
+            rows += measure_kernels(timer, kernels, how, round_name)
+            del kernels  # frees their tensors
+            _release(kind)
+        return rows
+
+    kernel_rows = measure_peaks("before", KINDS, settings)
+    first = best_peaks(kernel_rows)
 
     tick(f"building a {plan.model.params / 1e6:.0f} M-parameter model")
     model = build_model(plan.model, plan.max_seq, torch_dtype, dev, seed=seed)
@@ -127,24 +134,40 @@ def run_engine_check(
         timer=timer,
         plan=plan,
         dtype_bytes=DTYPE_BYTES[dtype_name],
-        peak_flops_per_s=flops_per_s,
-        peak_bytes_per_s=bytes_per_s,
+        peak_flops_per_s=first["matmul_flops_per_s"],
+        peak_bytes_per_s=first["bandwidth_bytes_per_s"],
         tick=tick,
     )
-    prefill_rows = experiments.run_prefill(bench)
-    decode_rows = experiments.run_decode(bench)
-    batch_rows = experiments.run_batch(bench)
-    recompute_rows = experiments.run_recompute(bench)
+    sections = {
+        "prefill": experiments.run_prefill(bench),
+        "decode": experiments.run_decode(bench),
+        "batch": experiments.run_batch(bench),
+        "recompute": experiments.run_recompute(bench),
+    }
     kv = experiments.run_kv(bench)
+    cuda_graphs, decode_runner = bench.plan.cuda_graphs, bench.decode_runner
+    del bench, model  # the second round of peaks gets the memory back
+    _release(kind)
+
+    kernel_rows += measure_peaks("after", KINDS, settings)
+    kernel_rows, settled, warnings = settle_peaks(
+        kernel_rows, sections, lambda k: measure_peaks("again", (k,), settings.longer())
+    )
     if progress is not None:
         progress(total, total, "done")
+    peaks = {
+        **settled,
+        "kernels": kernel_rows,
+        "warnings": warnings,
+        "spec": spec_for(device_name(kind)) if kind == "cuda" else None,
+    }
 
     config = {
         **plan.to_dict(),
-        "cuda_graphs": bench.plan.cuda_graphs,
+        "cuda_graphs": cuda_graphs,
         "params": plan.model.params,
         "weight_bytes": plan.model.params * DTYPE_BYTES[dtype_name],
-        "decode_runner": bench.decode_runner,
+        "decode_runner": decode_runner,
         # CPU: decode steps of 2..64 sequences use weights prepacked once (cpu_linear.py)
         "cpu_prepacked_linears": prepacked,
         "seed": seed,
@@ -152,7 +175,7 @@ def run_engine_check(
     meta = {
         "mode": plan.mode,
         "device": kind,
-        "device_name": name,
+        "device_name": device_name(kind),
         "dtype": dtype_name,
         "torch_version": torch.__version__,
         "threads": cpu_threads(),
@@ -166,9 +189,21 @@ def run_engine_check(
         meta=meta,
         config=config,
         peaks=peaks,
-        prefill=prefill_rows,
-        decode=decode_rows,
-        batch=batch_rows,
-        recompute=recompute_rows,
+        **sections,
         kv=kv,
     )
+
+
+def _release(kind: str) -> None:
+    gc.collect()
+    if kind == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _peak_label(kind: str, round_name: str, plan: RunPlan, dtype_name: str) -> str:
+    if kind == MATMUL:
+        shapes = ", ".join("x".join(map(str, shape)) for shape in plan.matmul_shapes)
+        return f"matmul peak {round_name} the experiments ({shapes}, {dtype_name})"
+    assert kind == BANDWIDTH
+    size = plan.stream_bytes // 2**20
+    return f"memory bandwidth {round_name} the experiments (read, copy, triad of {size} MiB)"

@@ -3,6 +3,9 @@
 Every timed call is fenced: on an NVIDIA GPU by CUDA events recorded on the stream
 after a full synchronize, then waited on; on an Apple GPU by `torch.mps.synchronize()`
 around a wall clock; on the CPU the ops are synchronous and `perf_counter` suffices.
+
+torch is imported by `DeviceTimer` only: `measure` and `Timing` take any object with a
+`time_ms(fn)` method, so the peak logic can be tested with a scripted clock.
 """
 
 from __future__ import annotations
@@ -11,8 +14,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-import torch
+from typing import Any, Protocol
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -58,13 +60,21 @@ class Timing:
         }
 
 
+class Timer(Protocol):
+    def time_ms(self, fn: Callable[[], object]) -> float: ...
+
+
 class DeviceTimer:
     """Times one call at a time on a torch device."""
 
-    def __init__(self, device: torch.device) -> None:
+    def __init__(self, device: Any) -> None:
+        import torch
+
+        self._torch = torch
         self.device = torch.device(device)
 
     def synchronize(self) -> None:
+        torch = self._torch
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         elif self.device.type == "mps":
@@ -72,6 +82,7 @@ class DeviceTimer:
 
     def time_ms(self, fn: Callable[[], object]) -> float:
         """Milliseconds of device time for one call of `fn`, all earlier work finished first."""
+        torch = self._torch
         if self.device.type == "cuda":
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
@@ -88,7 +99,7 @@ class DeviceTimer:
         return (time.perf_counter() - t0) * 1e3
 
 
-def measure(fn: Callable[[], object], timer: DeviceTimer, warmups: int, repeats: int) -> Timing:
+def measure(fn: Callable[[], object], timer: Timer, warmups: int, repeats: int) -> Timing:
     """Run `fn` `warmups` times (timed, reported apart) and then `repeats` timed times."""
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -97,6 +108,30 @@ def measure(fn: Callable[[], object], timer: DeviceTimer, warmups: int, repeats:
     return Timing(warmup_ms=warm, samples_ms=samples)
 
 
+def measure_for(
+    fn: Callable[[], object],
+    timer: Timer,
+    warmups: int,
+    min_repeats: int,
+    min_seconds: float,
+    max_repeats: int = 1000,
+) -> Timing:
+    """Like `measure`, but repeats until at least `min_repeats` calls and `min_seconds`
+    of timed work (at most `max_repeats` calls): a short kernel is timed as long as a
+    long one, so its fastest repeat is as trustworthy."""
+    if min_repeats < 1:
+        raise ValueError(f"min_repeats must be at least 1, got {min_repeats}")
+    warm = tuple(timer.time_ms(fn) for _ in range(max(0, warmups)))
+    samples: list[float] = []
+    while len(samples) < max_repeats and (
+        len(samples) < min_repeats or sum(samples) < 1e3 * min_seconds
+    ):
+        samples.append(timer.time_ms(fn))
+    return Timing(warmup_ms=warm, samples_ms=tuple(samples))
+
+
 def cpu_threads() -> int:
     """Threads torch's CPU kernels use (intra-op)."""
+    import torch
+
     return torch.get_num_threads()

@@ -114,7 +114,7 @@ def test_quiz_side_modules_do_not_import_torch():
         "import sys\n"
         "import drill.evidence, drill.engine_runs, drill.commands.engine, engine_check\n"
         "import engine_check.report, engine_check.claims, engine_check.config\n"
-        "import engine_check.roofline, engine_check.specs\n"
+        "import engine_check.roofline, engine_check.peaks, engine_check.timing, drill.gpus\n"
         "from drill.cli import cli\n"
         "from click.testing import CliRunner\n"
         "CliRunner().invoke(cli, ['--help'])\n"

@@ -3,6 +3,7 @@
 import pytest
 
 from drill.errors import ConfigError, EngineError
+from drill.gpus import spec_for
 from engine_check import roofline
 from engine_check.config import (
     CPU_MODEL,
@@ -12,7 +13,6 @@ from engine_check.config import (
     plan_for,
     resolve_device,
 )
-from engine_check.specs import spec_for
 
 # d=4, 2 heads of 2 dims, 1 KV head, ffn 3, vocab 5. By hand:
 #   wqkv 4x(4+2+2)=32, wo 4x4=16, w13 4x6=24, w2 3x4=12 -> 84 linear params per layer

@@ -34,7 +34,7 @@ def tiny_run():
 
 def test_result_has_every_key_with_the_right_type(tiny_run):
     result, _ = tiny_run
-    assert result["schema"] == 1
+    assert result["schema"] == 2
     assert result["mode"] == "tiny"
     assert result["device"] == "cpu"
     assert result["dtype"] == "float32"
@@ -49,13 +49,32 @@ def test_result_has_every_key_with_the_right_type(tiny_run):
     assert result["config"]["decode_runner"] == "eager"
     peaks = result["peaks"]
     assert isinstance(peaks["matmul_flops_per_s"], float) and peaks["matmul_flops_per_s"] > 0
-    assert isinstance(peaks["copy_bytes_per_s"], float) and peaks["copy_bytes_per_s"] > 0
+    assert isinstance(peaks["bandwidth_bytes_per_s"], float) and peaks["bandwidth_bytes_per_s"] > 0
     assert peaks["spec"] is None  # no spec sheet for a CPU
-    # a peak is the fastest repeat: never below the rate of the median repeat
-    assert peaks["matmul_flops_per_s"] == pytest.approx(
-        2 * 128**3 / (peaks["matmul_timing"]["best_ms"] / 1e3)
-    )
-    assert peaks["copy_bytes_per_s"] >= peaks["copy_bytes_per_s_median"]
+    kernels = peaks["kernels"]
+    names = ["matmul 128x128x128", "matmul 16x64x256", "matmul 16x128x64", "read", "copy", "triad"]
+    assert [k["name"] for k in kernels if k["round"] == "before"] == names
+    assert [k["name"] for k in kernels if k["round"] == "after"] == names
+    assert {k["round"] for k in kernels} <= {"before", "after", "again"}
+    for k in kernels:
+        # a kernel's rate is its fastest call: never below the rate of its median call
+        assert k["rate"] == pytest.approx(k["work"] / (k["best_ms"] / 1e3))
+        assert k["rate"] >= k["median_rate"]
+    # the CPU's stores read each line first: a copy of n bytes moves 3n, a triad 4n
+    work = {k["name"]: k["work"] for k in kernels}
+    assert (work["read"], work["copy"], work["triad"]) == (2**20, 3 * 2**20, 4 * 2**20)
+    # each peak is the best kernel of any round, or a point that beat them all (warned)
+    best = {kind: max(k["rate"] for k in kernels if k["kind"] == kind)
+            for kind in ("matmul", "bandwidth")}  # fmt: skip
+    assert peaks["matmul_flops_per_s"] >= best["matmul"]
+    assert peaks["bandwidth_bytes_per_s"] >= best["bandwidth"]
+    assert all(isinstance(w, str) for w in peaks["warnings"])
+    # no utilisation above 1
+    for section, keys in (("prefill", ("mfu", "bandwidth_util")), ("decode", ("mbu", "flops_util")),
+                          ("batch", ("mbu", "flops_util"))):  # fmt: skip
+        for row in result[section]:
+            for key in keys:
+                assert 0 < row[key] <= 1, (section, key, row[key])
     for section, keys in ROW_KEYS.items():
         rows = result[section]
         assert rows, section
@@ -78,7 +97,9 @@ def test_rates_are_counts_divided_by_median_time(tiny_run):
     result, _ = tiny_run
     row = result["decode"][0]
     assert row["bytes_per_s"] == pytest.approx(row["bytes"] / (row["ms"] / 1e3))
-    assert row["mbu"] == pytest.approx(row["bytes_per_s"] / result["peaks"]["copy_bytes_per_s"])
+    assert row["mbu"] == pytest.approx(
+        row["bytes_per_s"] / result["peaks"]["bandwidth_bytes_per_s"]
+    )
     row = result["prefill"][1]
     assert row["mfu"] == pytest.approx(row["flops_per_s"] / result["peaks"]["matmul_flops_per_s"])
     row = result["batch"][2]
@@ -98,8 +119,9 @@ def test_kv_measured_equals_formula_exactly(tiny_run):
 def test_progress_counts_every_point_once(tiny_run):
     _, progress = tiny_run
     total = progress[0][1]
-    # 3 setup steps + 2 prefill + 2 decode + 3 batch + 2 recompute + 1 kv
-    assert total == 13
+    # 2 peaks before + the model + 2 prefill + 2 decode + 3 batch + 2 recompute + 1 kv
+    # + 2 peaks after
+    assert total == 15
     assert [d for d, _, _ in progress] == list(range(total + 1))
     assert progress[-1][2] == "done"
 
