@@ -77,10 +77,10 @@ PINNED = {
         0.03968, "seconds"),
     # 2 × 40 × 8 × 128 × 2 × 1,024 = 167,772,160 B; / 25 GB/s = 6.7108864 ms; twice
     ("preemption-swap-round-trip", 1): Pinned(
-        {"ctx": 1024, "layers": 40, "kv_heads": 8, "link_gbs": 25}, 0.0134217728, "seconds"),
+        {"ctx": 1024, "layers": 40, "kv_heads": 8, "link_gbs": 25, "trips": 2}, 0.0134217728, "seconds"),
     # 2 × 32 × 8 × 128 × 2 × 4,096 = 536,870,912 B; / 25 GB/s = 21.47483648 ms; twice
     ("preemption-swap-round-trip", 2): Pinned(
-        {"ctx": 4096, "layers": 32, "kv_heads": 8, "link_gbs": 25}, 0.04294967296, "seconds"),
+        {"ctx": 4096, "layers": 32, "kv_heads": 8, "link_gbs": 25, "trips": 2}, 0.04294967296, "seconds"),
     # ------------------------------------------------------------------ paged KV
     # per token 2 × 40 × 4 × 64 × 2 = 40,960 B; × 32 tokens
     ("paged-block-bytes", 1): Pinned(
@@ -104,12 +104,12 @@ PINNED = {
         137_625_600, "bytes"),
     # 72 GB − 26 GB − 4 GB = 42e9 B; block 2 × 40 × 8 × 128 × 2 × 16 = 2,621,440 B; 16,021.7
     ("paged-pool-blocks", 1): Pinned(
-        {"cap_gb": 80, "util_pct": 90, "params_b": 13, "act_gb": 4, "block": 16, "layers": 40,
+        {"cap_gb": 80, "util_pct": 90, "params_b": 13, "activations_gb": 4, "block": 16, "layers": 40,
          "kv_heads": 8},
         16021, "count"),
     # 72 GB − 14 GB − 2 GB = 56e9 B; block 2 × 40 × 4 × 128 × 2 × 16 = 1,310,720 B; 42,724.6
     ("paged-pool-blocks", 2): Pinned(
-        {"cap_gb": 80, "util_pct": 90, "params_b": 7, "act_gb": 2, "block": 16, "layers": 40,
+        {"cap_gb": 80, "util_pct": 90, "params_b": 7, "activations_gb": 2, "block": 16, "layers": 40,
          "kv_heads": 4},
         42724, "count"),
     # 2,200 / 256 = 8.6 -> 9 blocks a sequence; 2,600 / 9 = 288.9
@@ -177,13 +177,13 @@ PINNED = {
     # 256 × (1 − (250/256)^4) = 256 × (1 − 0.9094947)
     ("moe-experts-touched", 2): Pinned({"experts": 256, "topk": 6, "batch": 4}, 23.16935634613037, "count"),
     # 4 + 2 × 2 × 8 / 32 = 4 + 1
-    ("kv-int4-bits-per-element", 1): Pinned({"group": 32, "consts": 2, "scale_bytes": 2}, 5, "count"),
+    ("kv-int4-bits-per-element", 1): Pinned({"group_size": 32, "consts": 2, "scale_bytes": 2}, 5, "count"),
     # 4 + 2 × 4 × 8 / 128 = 4 + 0.5
-    ("kv-int4-bits-per-element", 2): Pinned({"group": 128, "consts": 2, "scale_bytes": 4}, 4.5, "count"),
+    ("kv-int4-bits-per-element", 2): Pinned({"group_size": 128, "consts": 2, "scale_bytes": 4}, 4.5, "count"),
     # 2 / (0.5 + 4 / 128) = 2 / 0.53125
-    ("kv-int4-capacity-gain", 1): Pinned({"group": 128, "scale_bytes": 4}, 3.764705882352941, "count"),
+    ("kv-int4-capacity-gain", 1): Pinned({"group_size": 128, "scale_bytes": 4}, 3.764705882352941, "count"),
     # 2 / (0.5 + 2 / 128) = 2 / 0.515625
-    ("kv-int4-capacity-gain", 2): Pinned({"group": 128, "scale_bytes": 2}, 3.878787878787879, "count"),
+    ("kv-int4-capacity-gain", 2): Pinned({"group_size": 128, "scale_bytes": 2}, 3.878787878787879, "count"),
     # ------------------------------------------------------------------ parallelism
     # 2 × 64 × 2 × 128 × 2 × 4,096 = 268,435,456 B over 2 KV heads: one head a GPU
     ("tp-kv-replicated", 1): Pinned(
@@ -194,10 +194,10 @@ PINNED = {
     # 141 GB − 68 GB / 2 = 107e9 B free a GPU; 2 × 32 × 8 × 128 × 2 × 32,768 / 2 =
     # 2,147,483,648 B a request a GPU; 49.8
     ("tp-requests-fit", 1): Pinned(
-        {"params_b": 34, "layers": 32, "tp": 2, "cap_gb": 141, "seq": 32768}, 49, "requests"),
+        {"params_b": 34, "layers": 32, "tp": 2, "cap_gb": 141, "seq": 32768, "kv_heads": 8}, 49, "requests"),
     # 80 GB − 16 GB / 2 = 72e9 B; 2 × 48 × 8 × 128 × 2 × 8,192 / 2 = 805,306,368 B; 89.4
     ("tp-requests-fit", 2): Pinned(
-        {"params_b": 8, "layers": 48, "tp": 2, "cap_gb": 80, "seq": 8192}, 89, "requests"),
+        {"params_b": 8, "layers": 48, "tp": 2, "cap_gb": 80, "seq": 8192, "kv_heads": 8}, 89, "requests"),
     # 2 × 32 × 4 × 128 × 1 = 32,768 B a token × 4,096 prompt tokens
     ("disagg-kv-transfer-bytes", 1): Pinned(
         {"prompt": 4096, "quarters": 3, "layers": 32, "kv_heads": 4, "dtype_bytes": 1},
