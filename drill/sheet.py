@@ -31,7 +31,7 @@ from drill.kinds import KINDS, kind_of
 from drill.text import printable
 
 TITLE = "kvdrill mock interview"
-WEAK_WEIGHT_MAX = 5.0  # weight of a question never recalled and never right
+WEAK_WEIGHT_MAX = 100.0  # weight of a question never recalled and never right
 WEAK_WEIGHT_MIN = 0.5  # weight of a question recalled perfectly
 UNSEEN_WEIGHT = 1.0
 
@@ -68,7 +68,7 @@ def quotas(sizes: Mapping[Any, int], n: int) -> dict[Any, int]:
     return share
 
 
-def _weighted_sample(items: Sequence[Any], k: int, weight, rng: random.Random) -> list[Any]:
+def weighted_sample(items: Sequence[Any], k: int, weight, rng: random.Random) -> list[Any]:
     """k items without replacement, each with probability in proportion to its weight."""
     keyed = []
     for item in items:
@@ -104,7 +104,7 @@ def choose_questions(
             by_level.setdefault(q.difficulty, []).append(q)
         level_quota = quotas({d: len(v) for d, v in by_level.items()}, kind_quota[kind])
         for level in sorted(by_level):
-            picked = _weighted_sample(by_level[level], level_quota[level], weight, rng)
+            picked = weighted_sample(by_level[level], level_quota[level], weight, rng)
             chosen += [(_kind_rank(kind), level, i, q) for i, q in enumerate(picked)]
     chosen.sort(key=lambda t: t[:3])
     return [q for *_, q in chosen]
@@ -119,13 +119,16 @@ def weak_weights(figures: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """Sampling weights from `drill.stats.question_figures`: the weaker, the heavier.
 
     Strength is the mean of retrievability now and accuracy (`drill.stats.weakness`);
-    weight runs from WEAK_WEIGHT_MIN (strength 1) to WEAK_WEIGHT_MAX (strength 0).
-    Questions without history keep UNSEEN_WEIGHT.
+    weight runs geometrically from WEAK_WEIGHT_MIN (strength 1) to WEAK_WEIGHT_MAX
+    (strength 0): MIN * (MAX / MIN) ** (1 - strength). A question never answered right
+    (strength at most 0.5) weighs 7 to 100 times an unseen one, which keeps
+    UNSEEN_WEIGHT; a linear scale up to 5 left the weakest questions lost among the
+    many unseen ones.
     """
     from drill.stats import weakness
 
-    span = WEAK_WEIGHT_MAX - WEAK_WEIGHT_MIN
-    return {f["question_id"]: WEAK_WEIGHT_MIN + span * (1 - weakness(f)) for f in figures}
+    ratio = WEAK_WEIGHT_MAX / WEAK_WEIGHT_MIN
+    return {f["question_id"]: WEAK_WEIGHT_MIN * ratio ** (1 - weakness(f)) for f in figures}
 
 
 # ---------------------------------------------------------------------------- blocks
@@ -203,13 +206,15 @@ def _md_block(block: Block) -> list[str]:
     if block.kind in ("label", "note"):
         return [f"*{_md_escape(block.text)}*"]
     if block.kind == "answer":
-        return [f"**Answer:** {_md_escape(block.text)}"]
+        # several lines (the right options of a choice) stay lines: a hard break each
+        return ["**Answer:** " + "\\\n".join(_md_escape(block.text).strip().splitlines())]
     if block.kind == "steps":
         return _md_list(block.items, lambda i: f"{i + 1}.")
     if block.kind == "bullets":
         return _md_list(block.items, lambda i: "-")
     if block.kind == "options":
-        return _md_list(block.items, lambda i: f"{letter(i)}.")
+        # "A." is no list marker in CommonMark: each option is a bullet that carries its letter
+        return _md_list(block.items, lambda i: f"- {letter(i)}.")
     if block.kind == "space":
         return ["Answer: " + "_" * 40]
     if block.kind == "command":  # a code span shows entities as typed: ids need none

@@ -143,7 +143,33 @@ def test_weak_weights_run_from_strong_to_weak():
         {"question_id": "strong", "retrievability": 1.0, "accuracy": 1.0},
         {"question_id": "half", "retrievability": 0.5, "accuracy": None},
     ]
-    assert weak_weights(figures) == {"weak": 5.0, "strong": 0.5, "half": 3.875}
+    weights = weak_weights(figures)
+    assert weights["weak"] == pytest.approx(100.0)
+    assert weights["strong"] == pytest.approx(0.5)
+    assert weights["half"] == pytest.approx(0.5 * 200**0.75)  # strength 0.25: 26.59
+
+
+def test_focus_weak_draws_the_five_weakest_far_more_often():
+    # 60 questions, 30 with history: 25 always right, and 5 never right (the weakest)
+    pool = [Q(f"{kind}-{d}-{i}", kind, d) for kind in ("numeric", "concept") for d in (1, 2, 3)
+            for i in range(10)]  # fmt: skip
+    five = ["numeric-1-0", "numeric-2-0", "numeric-3-0", "concept-1-0", "concept-2-0"]
+    figures = [
+        {"question_id": q.id, "retrievability": 0.5 if q.id in five else 0.98,
+         "accuracy": 0.0 if q.id in five else 1.0}
+        for q in pool[::2]
+    ]  # fmt: skip
+    weights = weak_weights(figures)
+
+    def appearances(weights):
+        return sum(
+            sum(q.id in five for q in choose_questions(pool, 10, seed, weights=weights))
+            for seed in range(400)
+        )
+
+    # over 400 sheets of 10: 0.87 of the five per sheet without focus, 4.64 with it
+    assert appearances(None) == 349
+    assert appearances(weights) == 1857
 
 
 def test_item_seed_is_pinned():
@@ -183,10 +209,42 @@ def test_the_sheet_asks_and_the_key_answers(questions):
     steps = re.findall(r"^\d\. (STEP-\w+)", key, flags=re.M)
     assert steps == ["STEP-ONE", "STEP-TWO", "STEP-THREE"]
     order_letters = re.search(r"### 4\. st-order\n\n\*\*Answer:\*\* ([A-C, ]+)", key).group(1)
-    shown = re.findall(r"^([A-C])\. (STEP-\w+)", sheet, flags=re.M)
+    shown = re.findall(r"^- ([A-C])\. (STEP-\w+)", sheet, flags=re.M)
     by_letter = dict(shown)
     assert [by_letter[x] for x in order_letters.split(", ")] == steps
     assert "kvdrill ask st-kv-bytes --seed 411936782" in key  # item_seed(1, "st-kv-bytes")
+
+
+def commonmark_items(markdown: str) -> list[list[str]]:
+    """The text of each list's items, list by list, as a CommonMark renderer reads them."""
+    from markdown_it import MarkdownIt
+
+    lists: list[list[str]] = []
+    depth = 0
+    for token in MarkdownIt("commonmark").parse(markdown):
+        if token.type in ("bullet_list_open", "ordered_list_open"):
+            lists.append([])
+        elif token.type == "list_item_open":
+            depth += 1
+        elif token.type == "list_item_close":
+            depth -= 1
+        elif token.type == "inline" and depth:
+            lists[-1].append(token.content)
+    return lists
+
+
+def test_markdown_options_and_order_items_are_commonmark_list_items(questions):
+    chosen = choose_questions(questions, 4, seed=1)
+    sheet, key = (render_markdown(d) for d in build_documents(chosen, 1, make_instance))
+    sheet_lists = commonmark_items(sheet)
+    # the choice's two options and the order question's three items, one item each
+    assert sheet_lists == [
+        ["A. PREFILL-OPTION", "B. DECODE-OPTION &lt;i&gt;"],
+        ["A. STEP-THREE", "B. STEP-TWO", "C. STEP-ONE"],
+    ]
+    key_lists = commonmark_items(key)
+    assert ["STEP-ONE", "STEP-TWO", "STEP-THREE"] in key_lists
+    assert ["A (right): PREFILL-OPTION — WHY-RIGHT", "B (wrong): DECODE-OPTION &lt;i&gt; — WHY-WRONG"] in key_lists
 
 
 def test_html_escapes_hostile_bank_text(questions):
