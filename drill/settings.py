@@ -86,6 +86,14 @@ SETTINGS: dict[str, Setting] = {
         Setting("retention", _retention, "chance of recall FSRS aims for when a card is due"),
         Setting("new-per-day", _bounded_int(0, 9999), "new questions a day"),
         Setting("max-per-session", _bounded_int(1, 9999), "questions in one quiz session"),
+        Setting(
+            "learn-ahead", _bounded_int(0, 1440),
+            "minutes ahead a learning card is shown when nothing else is left",
+        ),
+        Setting(
+            "leech-threshold", _bounded_int(0, 99),
+            "lapses that make a card a leech, suspended (0: never)",
+        ),
         Setting("rollover-hour", _bounded_int(0, 23), "local hour at which a new day begins"),
         Setting("timezone", _time_zone, "IANA zone of your days (Europe/Berlin), or local"),
     )
@@ -99,6 +107,8 @@ class Settings:
     retention: float = 0.9
     new_per_day: int = 10
     max_per_session: int = 20
+    learn_ahead: int = 20  # minutes, Anki's learn-ahead limit
+    leech_threshold: int = 8  # Anki's default
     rollover_hour: int = 4
     timezone: str = "local"
 

@@ -52,8 +52,8 @@ def test_utc_days_with_no_rollover_are_calendar_days():
 def test_every_setting_has_a_field_and_a_default_in_one_place():
     assert [f.name for f in fields(Settings)] == [s.attribute for s in SETTINGS.values()]
     assert {s.key: s.default for s in SETTINGS.values()} == {
-        "retention": 0.9, "new-per-day": 10, "max-per-session": 20, "rollover-hour": 4,
-        "timezone": "local",
+        "retention": 0.9, "new-per-day": 10, "max-per-session": 20, "learn-ahead": 20,
+        "leech-threshold": 8, "rollover-hour": 4, "timezone": "local",
     }  # fmt: skip
 
 
@@ -65,6 +65,8 @@ def test_every_setting_has_a_field_and_a_default_in_one_place():
         ("new-per-day", "0", 0),
         ("new_per_day", " 25 ", 25),
         ("rollover-hour", "23", 23),
+        ("learn-ahead", "0", 0),
+        ("leech-threshold", "4", 4),
         ("timezone", "Asia/Kolkata", "Asia/Kolkata"),
         ("timezone", "LOCAL", "local"),
     ],
@@ -82,10 +84,14 @@ def test_values_are_read_from_text(key, text, value):
                            " not '1'"),
         ("max-per-session", "0", "max-per-session must be a whole number from 1 to 9999, not '0'"),
         ("rollover-hour", "-1", "rollover-hour must be a whole number from 0 to 23, not '-1'"),
+        ("learn-ahead", "1441", "learn-ahead must be a whole number from 0 to 1440, not '1441'"),
+        ("leech-threshold", "100", "leech-threshold must be a whole number from 0 to 99, not "
+                                   "'100'"),
         ("timezone", "../../etc/passwd", "timezone must be an IANA time zone such as "
                                          "Europe/Berlin, or local, not '../../etc/passwd'"),
         ("colour", "red", "no setting called 'colour'; settings: retention, new-per-day, "
-                          "max-per-session, rollover-hour, timezone"),
+                          "max-per-session, learn-ahead, leech-threshold, rollover-hour, "
+                          "timezone"),
     ],
 )  # fmt: skip
 def test_bad_values_name_what_the_setting_takes(key, text, message):
@@ -108,12 +114,14 @@ def test_config_sets_shows_and_unsets(tmp_path):
         "retention        0.8  (changed)\n"
         "new-per-day      10\n"
         "max-per-session  20\n"
+        "learn-ahead      20\n"
+        "leech-threshold  8\n"
         "rollover-hour    4\n"
         "timezone         Europe/Berlin  (changed)\n"
     )
     assert run("config", "--json", "--db", db).output == (
-        '{"retention": 0.8, "new-per-day": 10, "max-per-session": 20, "rollover-hour": 4, '
-        '"timezone": "Europe/Berlin"}\n'
+        '{"retention": 0.8, "new-per-day": 10, "max-per-session": 20, "learn-ahead": 20, '
+        '"leech-threshold": 8, "rollover-hour": 4, "timezone": "Europe/Berlin"}\n'
     )
     assert run("config", "--unset", "retention", "--db", db).output == "retention = 0.9\n"
     bad = run("config", "rollover-hour", "25", "--db", db)
