@@ -1,108 +1,33 @@
-"""The progress report's charts, drawn by matplotlib as SVG text to inline in a page.
-
-Each function takes figures from `drill.stats` and returns one `<svg>` element.
-matplotlib is imported here and nowhere else in drill/, and only `kvdrill stats
---html` imports this module, so the quiz and the text report never load it.
-
-The SVG is deterministic: figures are drawn with matplotlib's default settings
-(not the user's matplotlibrc), ids are hashed with a fixed salt and prefixed with
-the chart's name (so charts in one page never share one), and no date is written.
-Text is kept as text (`svg.fonttype` none), escaped by matplotlib, and never read
-as mathtext, so a topic named `$x$` or `<script>` is shown as typed.
+"""The progress report's charts: each function takes figures from `drill.stats` and
+returns a matplotlib Figure, which `drill.charts.to_svg` turns into one `<svg>` element.
+Only `kvdrill stats --html` imports this module.
 """
 
 from __future__ import annotations
 
-import io
-import re
 from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from drill.errors import KvdrillError
+from drill.charts import (
+    BLUE,
+    GREEN,
+    GREY,
+    INK,
+    ORANGE,
+    VERMILION,
+    chart_label,
+    empty_note,
+    new_figure,
+)
 from drill.stats import MATURE_DAYS, MONTHS, WEEKDAYS, heatmap_level
-from drill.text import printable
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-WIDTH_IN = 8.0
 # GitHub's calendar greens: no reviews, then levels 1..4 of drill.stats.heatmap_level
 LEVEL_COLOURS = ("#ebedf0", "#9be9a8", "#40c463", "#30a14e", "#216e39")
-# Okabe-Ito colours, told apart with any kind of colour vision
-BLUE, ORANGE, GREEN, VERMILION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#999999"
-INK = "#333333"
-LABEL_CHARS = 34  # longer topic names are cut short in a chart (tables show them whole)
-
-_RC = {
-    "svg.fonttype": "none",
-    "svg.hashsalt": "kvdrill-report",
-    "text.parse_math": False,
-    "font.size": 9,
-    # DejaVu Sans (matplotlib's own) lays the text out; a browser without it uses these
-    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
-    "axes.edgecolor": "#bbbbbb",
-    "axes.labelcolor": INK,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "xtick.color": INK,
-    "ytick.color": INK,
-    "legend.frameon": False,
-}
-
-
-def _matplotlib():
-    try:
-        import matplotlib
-    except ImportError:
-        raise KvdrillError(
-            "the HTML report draws its charts with matplotlib: pip install matplotlib"
-        ) from None
-    return matplotlib
-
-
-def _new_figure(height_in: float) -> Figure:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
-
-
-def to_svg(draw, name: str, label: str, *args: Any) -> str:
-    """`draw(*args)` -> Figure, as one inline `<svg>` whose ids all begin with `name`."""
-    mpl = _matplotlib()
-    with mpl.rc_context():
-        mpl.rcdefaults()  # the same chart whatever the user's matplotlibrc says
-        mpl.rcParams.update(_RC)
-        fig = draw(*args)
-        buffer = io.StringIO()
-        fig.savefig(
-            buffer,
-            format="svg",
-            metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
-        )
-    svg = buffer.getvalue()
-    svg = svg[svg.index("<svg") :]  # no XML prolog or doctype inside HTML
-    # every "<" matplotlib writes opens a tag (text and attributes escape theirs)
-    svg = re.sub(r"<[^>]*>", lambda tag: _prefix_ids(tag[0], name), svg)
-    aria = label.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-    return svg.replace("<svg ", f'<svg class="chart" role="img" aria-label="{aria}" ', 1)
-
-
-def _prefix_ids(tag: str, name: str) -> str:
-    tag = tag.replace(' id="', f' id="{name}-')
-    tag = tag.replace("url(#", f"url(#{name}-")
-    return tag.replace('href="#', f'href="#{name}-')
-
-
-def chart_label(text: str | None) -> str:
-    """Text from the database or bank as a chart shows it: one printable line, cut short."""
-    line = " ".join(printable(text or "-").split()) or "-"
-    return line if len(line) <= LABEL_CHARS else line[: LABEL_CHARS - 1] + "\u2026"
-
-
-def _empty_note(ax: Axes, text: str) -> None:
-    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color=GREY)
 
 
 def _month_day(day: date) -> str:
@@ -116,7 +41,7 @@ def draw_calendar(per_day: Sequence[dict[str, Any]]) -> Figure:
     """Reviews per day as a calendar: weeks as columns (oldest left), Mon..Sun as rows."""
     from matplotlib.patches import Rectangle
 
-    fig = _new_figure(3.1)
+    fig = new_figure(3.1)
     ax = fig.subplots()
     start = date.fromisoformat(per_day[0]["date"])
     counts = [d["reviews"] for d in per_day]
@@ -167,7 +92,7 @@ def draw_retention(weekly: Sequence[dict[str, Any]], target: float | None) -> Fi
     FSRS schedules for; light bars under them count the reviews each week."""
     from matplotlib.ticker import MaxNLocator
 
-    fig = _new_figure(3.0)
+    fig = new_figure(3.0)
     ax = fig.subplots()
     x = list(range(len(weekly)))
     counted = [w["reviews"] for w in weekly]
@@ -206,7 +131,7 @@ def draw_retention(weekly: Sequence[dict[str, Any]], target: float | None) -> Fi
     ax.set_xlim(-0.6, len(weekly) - 0.4)
     ax.set_xlabel("week beginning")
     if not rates:
-        _empty_note(ax, "no reviews of questions seen on an earlier day yet")
+        empty_note(ax, "no reviews of questions seen on an earlier day yet")
     ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=4, fontsize=8)
     return fig
 
@@ -218,7 +143,7 @@ def draw_forecast(days: Sequence[dict[str, Any]]) -> Figure:
     """Cards due on each coming day; today's bar (overdue cards included) stands out."""
     from matplotlib.ticker import MaxNLocator
 
-    fig = _new_figure(2.5)
+    fig = new_figure(2.5)
     ax = fig.subplots()
     x = list(range(len(days)))
     due = [d["due"] for d in days]
@@ -235,7 +160,7 @@ def draw_forecast(days: Sequence[dict[str, Any]]) -> Figure:
     ax.set_axisbelow(True)
     ax.set_ylabel("cards due")
     if not any(due):
-        _empty_note(ax, "nothing scheduled")
+        empty_note(ax, "nothing scheduled")
     return fig
 
 
@@ -244,7 +169,7 @@ def draw_forecast(days: Sequence[dict[str, Any]]) -> Figure:
 
 def draw_topics(topics: Sequence[dict[str, Any]]) -> Figure:
     """Per topic, recall now (mean FSRS retrievability) and accuracy, as paired bars."""
-    fig = _new_figure(0.9 + 0.42 * max(len(topics), 1))
+    fig = new_figure(0.9 + 0.42 * max(len(topics), 1))
     ax = fig.subplots()
     y = list(range(len(topics)))
     for offset, key, colour, name in (
@@ -265,5 +190,5 @@ def draw_topics(topics: Sequence[dict[str, Any]]) -> Figure:
     if topics:
         ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=2, fontsize=8)
     else:
-        _empty_note(ax, "no questions answered yet")
+        empty_note(ax, "no questions answered yet")
     return fig

@@ -22,7 +22,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from drill.days import UTC_DAYS, DayClock
-from drill.html_page import page_head
+from drill.html_page import REPORT_CSS, page_head
 from drill.stats import (
     HEATMAP_WEEKS,
     MATURE_DAYS,
@@ -37,28 +37,14 @@ TITLE = "kvdrill progress"
 REPORT_FORECAST_DAYS = 30
 _NO_REVIEWS = '<p class="note">No reviews yet: <code>kvdrill quiz</code> starts one.</p>'
 
-_CSS = """
-@page { size: A4; margin: 14mm 15mm; }
-* { box-sizing: border-box; }
-body { font: 10.5pt/1.45 "Helvetica Neue", Arial, "DejaVu Sans", sans-serif; color: #222;
-       max-width: 54em; margin: 2em auto; padding: 0 1.2em; }
-h1 { font-size: 1.6em; margin: 0 0 .15em; }
-h2 { font-size: 1.1em; margin: 1.8em 0 .3em; border-bottom: 1px solid #ccc; padding-bottom: .2em; }
-.meta, .note { color: #666; }
-.note { font-size: .9em; margin: .3em 0; }
+_CSS = REPORT_CSS + """
 .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(9em, 1fr)); gap: .7em;
          margin: 1.2em 0 .4em; }
 .tile { border: 1px solid #ddd; border-radius: 6px; padding: .6em .8em; }
 .tile .big { display: block; font-size: 1.9em; font-weight: bold; line-height: 1.15; }
 .tile .what { display: block; font-weight: bold; color: #444; }
 .tile .sub { display: block; font-size: .85em; color: #666; }
-svg.chart { display: block; width: 100%; height: auto; }
-table { border-collapse: collapse; width: 100%; font-size: .95em; }
-th, td { padding: .3em .6em; border-bottom: 1px solid #e3e3e3; text-align: right; }
-th { color: #555; font-weight: normal; border-bottom: 2px solid #bbb; }
-th.text, td.text { text-align: left; }
 td.id { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .9em; }
-section { break-inside: avoid; page-break-inside: avoid; }
 @media print {
   body { max-width: none; margin: 0; padding: 0; font-size: 9.5pt; }
   .tile { border-color: #999; }
@@ -187,7 +173,8 @@ def _section(title: str, body: str, note: str = "") -> str:
 
 def chart_sections(report: Mapping[str, Any]) -> list[str]:
     """The four charts, each with a line saying how to read it."""
-    from drill.stats_charts import draw_calendar, draw_forecast, draw_retention, draw_topics, to_svg
+    from drill.charts import to_svg
+    from drill.stats_charts import draw_calendar, draw_forecast, draw_retention, draw_topics
 
     per_day, target = report["heatmap"], report["target_retention"]
     busy_days = sum(1 for d in per_day if d["reviews"])

@@ -1,7 +1,6 @@
 """`kvdrill stats --html`: the report page for a small known history."""
 
 import re
-import shutil
 import subprocess
 import sys
 import uuid
@@ -9,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from browser import needs_browser, screenshot
 from click.testing import CliRunner
 
 from drill.cli import cli
@@ -229,36 +229,9 @@ def test_text_stats_never_import_matplotlib(history_db):
 
 # ----------------------------------------------------------------------- browser
 
-BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
-BROWSER = next((found for name in BROWSERS if (found := shutil.which(name))), None)
-
-
-@pytest.mark.skipif(BROWSER is None, reason="no Chromium to render the page with")
+@needs_browser
 def test_the_page_renders_with_its_charts_in_chromium(page, tmp_path):
-    from PIL import Image
-
-    html_file, png = tmp_path / "report.html", tmp_path / "report.png"
-    html_file.write_text(page, encoding="utf-8")
-    done = subprocess.run(
-        [
-            str(BROWSER),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--hide-scrollbars",
-            "--window-size=1000,2600",
-            f"--screenshot={png}",
-            html_file.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert png.exists(), done.stderr
-    image = Image.open(png).convert("RGB")
+    image = screenshot(page, tmp_path, 1000, 2600)
     assert image.size == (1000, 2600)
     colours = {rgb for _, rgb in image.getcolors(1 << 24)}
     assert len(colours) > 50  # text, charts and tables, not a blank page

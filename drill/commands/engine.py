@@ -22,12 +22,22 @@ INSTALL_HINT = (
 _db_option = db_option()
 
 
+HTML_HELP = """
+--html FILE writes the run as one self-contained web page: the peaks and the
+kernels they came from, the roofline with every prefill, decode and batch point
+at its arithmetic intensity, time to first token against prompt length and time
+per decode step against batch size beside the roofline's predictions, and the
+verdicts. It loads nothing and runs nothing; the same run gives the same file.
+"""
+
 RESULT_JSON_HELP = """
 \b
 --json prints one object (times in ms, rates per second, shares as fractions):
   schema, mode, device, device_name, dtype, torch_version, threads, cpu_count,
   wall_s, other_cpu_share, created_at, config,
-  peaks      {matmul_flops_per_s, copy_bytes_per_s, spec: {...} | null, ...}
+  peaks      {matmul_flops_per_s, matmul_from, bandwidth_bytes_per_s,
+              bandwidth_from, kernels: [{name, kind, round, work, rate, ...}],
+              warnings: [...], spec: {...} | null}
   prefill    [{prompt_len, ms, p90_ms, flops_per_s, mfu, predicted_ms, ...}]
   decode     [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util,
                predicted_ms, ...}]
@@ -63,13 +73,51 @@ RUN_HELP = """Measure prefill vs decode against this machine's peaks, and store 
 
 Times prefill (TTFT) by prompt length, decode (TPOT) by context and by batch,
 cached decode vs recomputing the prefix, and the KV cache's bytes, each beside
-its roofline time from the matmul and copy peaks measured in the same run.
-Progress goes to stderr; the report ends with plain-words verdicts.
+its roofline time from the peaks measured in the same run: the fastest of a
+read, a copy and a triad stream for memory bandwidth, the fastest of several
+matmul shapes for FLOP/s, measured before and after the experiments. No
+utilisation exceeds 100%: a point that beats a peak has it measured again, and
+the report says so. Progress goes to stderr; the report ends with plain-words
+verdicts.
 """
 
 
+def html_option(fn):
+    return click.option(
+        "--html",
+        "html_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="FILE",
+        help="Also write the run as a web page with the roofline and charts to FILE.",
+    )(fn)
+
+
+def _write_page(result: dict, html_path: Path, db_path: Path | None) -> None:
+    from drill.outfile import protected_files, write_text
+    from engine_check.html_report import render_page
+
+    try:
+        page = render_page(result)
+    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError):
+        raise EngineError(
+            "the stored engine run is incomplete or from another kvdrill version; "
+            "run `kvdrill engine run` again"
+        ) from None
+    write_text(html_path, page, protected_files(db_path))
+    click.echo(f"Wrote the engine report to {html_path}.", err=True)
+
+
+def _refuse_the_database(html_path: Path | None, db_path: Path | None) -> None:
+    if html_path is not None:
+        from drill.outfile import protected_files, refuse_protected
+
+        refuse_protected(html_path, protected_files(db_path))
+
+
 @engine.command(
-    "run", help=RUN_HELP + RESULT_JSON_HELP, short_help="Measure prefill vs decode here."
+    "run",
+    help=RUN_HELP + HTML_HELP + RESULT_JSON_HELP,
+    short_help="Measure prefill vs decode here.",
 )
 @click.option(
     "--quick", is_flag=True, help="Fewer points and repeats (under a minute on a 2-core CPU)."
@@ -87,10 +135,17 @@ Progress goes to stderr; the report ends with plain-words verdicts.
     help="float32, bfloat16, float16; auto is float32 on CPU, bfloat16 on CUDA, float16 on MPS.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result object as JSON.")
+@html_option
 @_db_option
 @click.option("--tiny", is_flag=True, hidden=True, help="Toy model and plan, for tests.")
 def run_cmd(
-    quick: bool, device: str, dtype: str, as_json: bool, db_path: Path | None, tiny: bool
+    quick: bool,
+    device: str,
+    dtype: str,
+    as_json: bool,
+    html_path: Path | None,
+    db_path: Path | None,
+    tiny: bool,
 ) -> None:
     from datetime import datetime, timezone
 
@@ -102,6 +157,7 @@ def run_cmd(
     check_device_name(device)
     if dtype.strip().lower() != "auto":
         canonical_dtype(dtype, "cpu")
+    _refuse_the_database(html_path, db_path)
     _import_torch()
     db = open_database(db_path, write=True)  # a bad database fails now, not after the run
 
@@ -121,6 +177,8 @@ def run_cmd(
     now = datetime.now(timezone.utc)
     result["created_at"] = iso(now)
     save_engine_run(db, result, now)
+    if html_path is not None:
+        _write_page(result, html_path, db_path)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
@@ -130,20 +188,25 @@ def run_cmd(
 @engine.command(
     "show",
     help="Print the latest stored engine run (the same object `engine run --json` printed).\n"
+    + HTML_HELP
     + RESULT_JSON_HELP,
     short_help="Print the latest stored engine run.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the stored result object as JSON.")
+@html_option
 @_db_option
-def show_cmd(as_json: bool, db_path: Path | None) -> None:
+def show_cmd(as_json: bool, html_path: Path | None, db_path: Path | None) -> None:
     from drill.engine_runs import latest_engine_run
     from engine_check.report import render_text
 
+    _refuse_the_database(html_path, db_path)
     result = latest_engine_run(open_database(db_path, write=False))
     if result is None:
         raise EngineError(
             "no engine run stored yet; run `kvdrill engine run` (--quick: about a minute)"
         )
+    if html_path is not None:
+        _write_page(result, html_path, db_path)
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return

@@ -1,0 +1,184 @@
+"""An engine run as one self-contained web page (`kvdrill engine run --html FILE`, `engine
+show --html FILE`): the setup, the peaks and the kernels they came from, the roofline
+with every prefill, decode and batch point, TTFT against prompt length and TPOT against
+batch size with the roofline's predictions, and the verdicts. No torch here.
+
+The page loads nothing and runs nothing (the head of `drill.html_page`); every string
+from the result passes through `drill.text.printable` and `html.escape`. It is a pure
+function of the result: the same stored run gives the same file.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from drill.html_page import REPORT_CSS, page_head
+from drill.text import printable
+from drill.units import format_bytes, format_quantity
+from engine_check.report import busy_warning, current_peaks
+
+TITLE = "kvdrill engine check"
+ROUNDS = ("before", "after", "again")
+
+_CSS = REPORT_CSS + """
+.warn { color: #9a3c00; }
+tr.best td { font-weight: bold; }
+ul.verdicts { padding-left: 1.2em; }
+ul.verdicts li { margin: .4em 0; }
+.holds { color: #00704f; font-weight: bold; }
+.fails { color: #b34700; font-weight: bold; }
+@media print { body { max-width: none; margin: 0; padding: 0; font-size: 9.5pt; } }
+"""
+
+
+def _esc(text: Any) -> str:
+    return html.escape(printable(str(text)))
+
+
+def _section(title: str, body: str, note: str = "") -> str:
+    parts = ["<section>", f"<h2>{title}</h2>", body]
+    if note:
+        parts.append(f'<p class="note">{note}</p>')
+    return "\n".join([*parts, "</section>"])
+
+
+def _rate(kind: str, value: float) -> str:
+    return format_quantity(value, "flop_per_s" if kind == "matmul" else "bytes_per_s")
+
+
+def kernel_table(peaks: Mapping[str, Any]) -> str:
+    """One row per kernel: its best rate in each round, the peak's kernels in bold."""
+    kernels: Sequence[Mapping[str, Any]] = peaks.get("kernels") or []
+    rounds = [r for r in ROUNDS if any(k["round"] == r for k in kernels)]
+    names = list(dict.fromkeys(k["name"] for k in kernels))
+    sources = {peaks["matmul_from"], peaks["bandwidth_from"]}
+    head = '<th class="text">kernel</th><th class="text">counts</th>' + "".join(
+        f"<th>{r}</th>" for r in rounds
+    )
+    body = []
+    for name in names:
+        mine = [k for k in kernels if k["name"] == name]
+        kind = mine[0]["kind"]
+        work = (
+            f"{format_quantity(mine[0]['work'], 'flop')}"
+            if kind == "matmul"
+            else f"{format_bytes(mine[0]['work'])} moved"
+        )
+        cells = []
+        for r in rounds:
+            rates = [k["rate"] for k in mine if k["round"] == r]
+            cells.append(f"<td>{_rate(kind, max(rates)) if rates else '-'}</td>")
+        best = ' class="best"' if name in sources else ""
+        body.append(
+            f'<tr{best}><td class="text">{_esc(name)}</td><td class="text">{work}</td>'
+            + "".join(cells)
+            + "</tr>"
+        )
+    return "\n".join(
+        ["<table>", f"<thead><tr>{head}</tr></thead>", "<tbody>", *body, "</tbody>", "</table>"]
+    )
+
+
+def peaks_section(result: Mapping[str, Any]) -> str:
+    peaks = current_peaks(result)
+    lines = [
+        f"<p>Matmul peak <b>{format_quantity(peaks['matmul_flops_per_s'], 'flop_per_s')}</b>"
+        f" ({_esc(peaks['matmul_from'])}); memory bandwidth peak "
+        f"<b>{format_quantity(peaks['bandwidth_bytes_per_s'], 'bytes_per_s')}</b>"
+        f" ({_esc(peaks['bandwidth_from'])}).</p>"
+    ]
+    spec = peaks.get("spec")
+    if spec:
+        lines.append(
+            f'<p class="note">Spec sheet ({_esc(spec["name"])}): '
+            f"{format_quantity(spec['bf16_dense_flops_per_s'], 'flop_per_s')} dense bf16, "
+            f"{format_quantity(spec['hbm_bytes_per_s'], 'bytes_per_s')}.</p>"
+        )
+    if peaks.get("kernels"):
+        lines.append(kernel_table(peaks))
+    lines += [f'<p class="note warn">{_esc(w)}</p>' for w in peaks.get("warnings") or []]
+    note = (
+        "Each kernel is timed for a while and its fastest call counts; each peak is the best"
+        " kernel of every round, before and after the experiments (again: measured once more"
+        " because a point beat it). A copy of n bytes moves 3n on a CPU (each store first"
+        " reads its line), 2n on a GPU; a triad 4n or 3n."
+    )
+    return _section("Peaks measured in this run", "\n".join(lines), note)
+
+
+def verdicts_section(result: Mapping[str, Any]) -> str:
+    items = []
+    for name, claim in (result.get("claims") or {}).items():
+        mark = (
+            '<span class="holds">holds</span>'
+            if claim["holds"]
+            else ('<span class="fails">does not hold</span>')
+        )
+        items.append(f"<li><b>{_esc(name)}</b>: {mark}<br>{_esc(claim['text'])}</li>")
+    return _section("Verdicts", '<ul class="verdicts">' + "\n".join(items) + "</ul>")
+
+
+def chart_sections(result: Mapping[str, Any]) -> list[str]:
+    from drill.charts import to_svg
+    from engine_check.charts import draw_roofline, draw_tpot, draw_ttft
+
+    cfg = result["config"]
+    return [
+        _section(
+            "Roofline",
+            to_svg(draw_roofline, "roofline", "the roofline with every measured point", result),
+            "Each point is one measurement: its FLOPs per byte moved across, the FLOP/s it"
+            " reached up. The roof is the lower of the matmul peak and bandwidth x intensity;"
+            " left of the ridge work is memory-bound, right of it compute-bound. Labels are"
+            " prompt tokens, decode context and batch size.",
+        ),
+        _section(
+            "Time to first token",
+            to_svg(draw_ttft, "ttft", "time to first token against prompt length", result),
+            "Prefill of one prompt: the dashed line is the roofline's time, max(FLOPs / matmul"
+            " peak, bytes / bandwidth peak).",
+        ),
+        _section(
+            "Time per decode step by batch",
+            to_svg(draw_tpot, "tpot", "time per decode step against batch size", result),
+            f"Every sequence at context {cfg['batch_context_len']:,}. Below the ridge a step"
+            " costs about the weights' read time whatever the batch, so tokens/s grows"
+            " with it.",
+        ),
+    ]
+
+
+def render_page(result: Mapping[str, Any]) -> str:
+    """The page for a result object (as `engine run --json` prints it)."""
+    model, cfg = result["config"]["model"], result["config"]
+    meta = (
+        f"{_esc(result['device_name'])} [{_esc(result['device'])}], {_esc(result['dtype'])},"
+        f" torch {_esc(result['torch_version'])}, {result['threads']} CPU threads;"
+        f" {_esc(result['mode'])} run"
+    )
+    if result.get("created_at"):
+        when = str(result["created_at"])[:16].replace("T", " ")
+        meta += f" at {_esc(when)} UTC, {result['wall_s']:.0f} s"
+    model_line = (
+        f"Model: {model['layers']} layers, d_model {model['d_model']}, {model['heads']} heads /"
+        f" {model['kv_heads']} KV heads x {model['head_dim']}, ffn {model['ffn']}, vocab"
+        f" {model['vocab']}; {format_bytes(cfg['weight_bytes'])} of weights; decode runs"
+        f" {_esc(cfg['decode_runner'])}."
+    )
+    busy = busy_warning(result)
+    out = [
+        *page_head(TITLE, _CSS),
+        f"<header><h1>{TITLE}</h1>",
+        f'<p class="meta">{meta}</p>',
+        f'<p class="meta">{model_line}</p>',
+        *([f'<p class="warn">{_esc(busy)}</p>'] if busy else []),
+        "</header>",
+        peaks_section(result),
+        *chart_sections(result),
+        verdicts_section(result),
+        "</body>",
+        "</html>",
+    ]
+    return "\n".join(out) + "\n"
