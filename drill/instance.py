@@ -189,13 +189,23 @@ class NumericDraw:
 
 
 def draw_numeric(
-    question: NumericQuestion, seed: int, presets: Mapping[str, Any] | None = None
+    question: NumericQuestion,
+    seed: int,
+    presets: Mapping[str, Any] | None = None,
+    fixed: Mapping[str, Value] | None = None,
 ) -> NumericDraw:
-    """Draw params, then evaluate `derived` in order, the answer and each misconception."""
+    """Draw params, then evaluate `derived` in order, the answer and each misconception.
+
+    `fixed` gives params (and a preset param's fields) values of their own in place of
+    the drawn ones: an interview's chain carries numbers from one question to the next
+    (drill.chains).
+    """
     if presets is None:
         presets = _default_presets() if _uses_presets(question) else {}
     rng = instance_rng(question.id, seed)
     values = draw_params(question, rng, presets)
+    if fixed:
+        values.update(fixed)
     for name, text in question.derived.items():
         values[name] = _evaluate(question.id, ("derived", name), text, values)
     expected = _evaluate(question.id, ("answer",), question.answer, values)

@@ -315,6 +315,66 @@ class KeyPoint:
     wrong: list[WrongClaim] = field(default_factory=list)
 
 
+def _chain_values(values: dict[str, Any]) -> dict[str, Any]:
+    for name, value in values.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            _param_number(value, f"{name}: ")
+    return values
+
+
+CHAIN_HELP = (
+    "An interview's follow-ups on this template (`kvdrill interview`): the same problem asked "
+    "again with one thing changed. `start` fixes params of this template when it opens the "
+    "chain; each follow-up names the numeric question asked next (default: this one), what it "
+    "changes, and the words the interviewer says. Every other param of the follow-up is "
+    "carried over from the questions before it in the chain (`kvdrill bank lint` checks it)."
+)
+
+
+@_record
+class FollowUp:
+    """One follow-up of a chain: `question` asked with the chain's numbers so far, except
+    what `change` sets.
+
+    `change` maps params of the follow-up to a number, or to an expression over the
+    values of the questions before it in the chain (`q_heads / 8`). Every other param
+    of the follow-up is carried over from those questions. `ask` is what the
+    interviewer says, rendered with the follow-up's values: "Now the cache is FP8.
+    How much does that request hold now?"
+    """
+
+    __pydantic_config__ = _CONFIG
+
+    ask: Annotated[str, Field(min_length=1), AfterValidator(_template)]
+    question: Annotated[str, Field(pattern=ID_PATTERN)] | None = None
+    change: Annotated[
+        dict[
+            Annotated[str, Field(pattern=NAME_PATTERN)],
+            int | float | str,
+        ],
+        Field(min_length=1),
+        AfterValidator(_chain_values),
+    ]
+
+
+@_record
+class Chain:
+    """A numeric template's follow-ups in an interview, asked in order, each one on the
+    numbers of the questions before it with one thing changed."""
+
+    __pydantic_config__ = _CONFIG
+
+    # params of this template fixed when it opens the chain (values it can draw)
+    start: Annotated[
+        dict[
+            Annotated[str, Field(pattern=NAME_PATTERN)],
+            int | float | str,
+        ],
+        AfterValidator(_chain_values),
+    ] = field(default_factory=dict)
+    follow_ups: Annotated[list[FollowUp], Field(min_length=1)]
+
+
 @_record
 class _Question:
     __pydantic_config__ = _CONFIG
@@ -350,6 +410,8 @@ class NumericQuestion(_Question):
     ] = None
     # slips of the formula that may give exactly the answer, each with its reason
     harmless_slips: list[HarmlessSlip] = field(default_factory=list)
+    # an interview's follow-ups on this template, one thing changed at a time
+    chain: Annotated[Chain | None, Field(description=CHAIN_HELP)] = None
 
 
 @_record

@@ -72,9 +72,11 @@ class NumericKind(GradedKind):
 
     def lint(self, question: Any, report: LintReport, context: LintContext) -> None:
         # the checks draw every template many times: loaded only by `kvdrill bank lint`
+        from drill.kinds.numeric_chain_lint import lint_chain
         from drill.kinds.numeric_lint import lint_numeric
 
         lint_numeric(question, report, context)
+        lint_chain(question, report, context)
 
 
 def expected_value(instance: Instance) -> float:

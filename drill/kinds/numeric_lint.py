@@ -116,8 +116,19 @@ def lint_numeric(question: NumericQuestion, report: LintReport, context: LintCon
     _check_params_used(question, report, defined, used, shown, derived_uses)
     if drawable:
         drawn = _check_draws(question, report, draws, catalogue, presets, render=texts_ok)
-        _check_misconceptions(question, report, drawn)
-        _check_slips(question, report, shown, drawn)
+        check_grading(question, report, shown, drawn)
+
+
+def check_grading(
+    question: NumericQuestion,
+    report: LintReport,
+    shown: set[str],
+    drawn: Sequence[tuple[int, NumericDraw]],
+) -> None:
+    """On these draws, the grader tells the answer from every named wrong answer and from
+    every slip of the formula (`shown`: the names the prompt shows)."""
+    _check_misconceptions(question, report, drawn)
+    _check_slips(question, report, shown, drawn)
 
 
 def _check_show_as(question: NumericQuestion, report: LintReport) -> None:
