@@ -197,7 +197,9 @@ class ModelShape:
     (0 when the model has no window); the rest attend globally. `kv_lora_rank` and
     `qk_rope_head_dim` are set only for MLA models. `params` is the approximate total
     parameter count; `q_heads`, `hidden` and `params` may be None for a shape typed
-    by hand or read from a config that lacks them.
+    by hand or read from a config that lacks them. `active_params`, set only for a
+    mixture-of-experts model, is what one token passes through (`active` gives it for
+    any model).
     """
 
     name: str
@@ -214,6 +216,7 @@ class ModelShape:
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     source: str = ""
+    active_params: int | None = None
 
     def __post_init__(self) -> None:
         for field in ("layers", "kv_heads", "head_dim"):
@@ -223,6 +226,8 @@ class ModelShape:
                 check_count(getattr(self, field), field)
         if self.params is not None:
             check_count(self.params, "params", maximum=10**15)
+        if self.active_params is not None:
+            check_count(self.active_params, "active_params", maximum=self.params or 10**15)
         if self.q_heads is not None and self.q_heads % self.kv_heads:
             raise ConfigError(
                 f"q_heads ({self.q_heads}) must be a multiple of kv_heads ({self.kv_heads})"
@@ -242,6 +247,11 @@ class ModelShape:
             raise ConfigError("an MLA model needs both kv_lora_rank and qk_rope_head_dim")
 
     @property
+    def active(self) -> int | None:
+        """Parameters one token passes through: all of them, unless a mixture of experts."""
+        return self.active_params if self.active_params is not None else self.params
+
+    @property
     def is_mla(self) -> bool:
         return self.kv_lora_rank is not None
 
@@ -257,7 +267,9 @@ _PRESET_REQUIRED = (
     "display_name", "layers", "q_heads", "kv_heads", "head_dim", "hidden", "dtype", "params",
     "source",
 )  # fmt: skip
-_PRESET_OPTIONAL = ("sliding_window", "window_layers", "kv_lora_rank", "qk_rope_head_dim")
+_PRESET_OPTIONAL = (
+    "sliding_window", "window_layers", "kv_lora_rank", "qk_rope_head_dim", "active_params",
+)  # fmt: skip
 
 
 def presets_from_mapping(data: Any, origin: str = "presets.yaml") -> dict[str, ModelShape]:

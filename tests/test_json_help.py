@@ -28,7 +28,7 @@ LATER = "2026-11-02T09:00:00+00:00"
 # a stored run with the top-level keys of a real one: engine_check.run's meta, the
 # sections engine_check.report.assemble_result adds, and created_at from `engine run`
 FAKE_ENGINE_RUN = {
-    "schema": 1,
+    "schema": 2,
     "mode": "quick",
     "device": "cpu",
     "device_name": "Example CPU",
@@ -39,7 +39,15 @@ FAKE_ENGINE_RUN = {
     "cpu_count": 2,
     "other_cpu_share": 0.01,
     "config": {"mode": "quick", "model": {"layers": 6}},
-    "peaks": {"matmul_flops_per_s": 1.0e11, "copy_bytes_per_s": 2.0e10, "spec": None},
+    "peaks": {
+        "matmul_flops_per_s": 1.0e11,
+        "matmul_from": "matmul 3072x3072x3072",
+        "bandwidth_bytes_per_s": 2.0e10,
+        "bandwidth_from": "read",
+        "kernels": [],
+        "warnings": [],
+        "spec": None,
+    },
     "prefill": [{"prompt_len": 128, "ms": 500.0}],
     "decode": [{"context_len": 128, "ms": 55.0}],
     "batch": [{"batch": 1, "ms": 50.0, "tokens_per_s": 20.0}],
@@ -102,6 +110,7 @@ SITUATIONS = {
     ("kv",): lambda tmp: [
         ["--preset", "llama-3-70b", "--seq", "32768", "--dtype", "fp8", "--reserve", "65536"],
         ["--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--seq", "4096"],
+        ["--preset", "llama-3-70b", "--gpu", "h100", "--tp", "4", "--seq", "8192", "--latency"],
         ["--list-presets"],
     ],
     ("stats",): lambda tmp: [["--db", str(one_answer_db(tmp)), "--now", LATER]],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import click
 
@@ -31,6 +32,22 @@ class _UsageError(click.ClickException):
 @click.option("--reserve", metavar="N", help="Tokens reserved per request, to show the waste.")
 @click.option("--ignore-window", is_flag=True, help="Count every layer at full length.")
 @click.option("--list-presets", is_flag=True, help="List the model presets.")
+@click.option("--gpu", metavar="NAME", help="Per-GPU figures on this GPU (h100, a100-80gb, ...).")
+@click.option("--tp", metavar="N", help="Tensor-parallel GPUs (with --gpu; default 1).")
+@click.option("--weights-dtype", metavar="D", help="Dtype of the weights (default: the model's).")
+@click.option("--latency", is_flag=True, help="Also TTFT, TPOT and the SLO batch (with --gpu).")
+@click.option("--prompt", metavar="N", help="Prompt tokens for TTFT (default: --seq).")
+@click.option(
+    "--slo-tpot", metavar="TIME", help="TPOT target, e.g. 50ms: the largest batch that meets it."
+)
+@click.option("--mfu", metavar="F", help="Matmul efficiency to use instead of your engine run's.")
+@click.option("--mbu", metavar="F", help="Memory-bandwidth efficiency instead of your run's.")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Database whose latest engine run gives the efficiencies.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (or list).")
 def kv(
     preset: str | None,
@@ -44,6 +61,15 @@ def kv(
     reserve: str | None,
     ignore_window: bool,
     list_presets: bool,
+    gpu: str | None,
+    tp: str | None,
+    weights_dtype: str | None,
+    latency: bool,
+    prompt: str | None,
+    slo_tpot: str | None,
+    mfu: str | None,
+    mbu: str | None,
+    db_path: Path | None,
     as_json: bool,
 ) -> None:
     """Estimate KV-cache bytes: 2 · layers · kv_heads · head_dim · seq · dtype_bytes × requests.
@@ -62,11 +88,35 @@ def kv(
       sliding_window, window_layers, kv_lora_rank, qk_rope_head_dim, source), and with
       --reserve: reserve_tokens, reserved_bytes, waste_fraction (0..1).
     With --list-presets, --json prints a list of shape objects, each with
-    bytes_per_token at the model's own dtype.
+    bytes_per_token at the model's own dtype. Presets of mixture-of-experts models add
+    active_params to their shape.
+
+    --gpu NAME [--tp N] sizes a tensor-parallel deployment, per GPU, from the GPU's
+    spec sheet: weights (params x weight bytes / tp), the KV cache (kv_heads / tp heads
+    per GPU while tp <= kv_heads, one head replicated beyond; an MLA latent on every
+    GPU) and how many sequences of --seq tokens fit in 90% of its memory. --latency
+    adds roofline times: TTFT for a --prompt, TPOT for --requests sequences at --seq,
+    and with --slo-tpot the largest batch that meets it; compute runs at the spec
+    sheet's FLOP/s x MFU, memory at its bandwidth x MBU. The efficiencies come from
+    your latest `kvdrill engine run` (prefill's MFU, batch-1 decode's MBU), else from
+    stated defaults; --mfu and --mbu override them. Communication between GPUs is left
+    out.
+
+    \b
+    With --gpu, --json adds serving: gpu {key, name, bf16_dense_flops_per_s,
+      hbm_bytes_per_s, memory_bytes}, tp, seq_len, weights_dtype_bytes,
+      weight_bytes_per_gpu, kv_heads_per_gpu (null for MLA), kv_replicas,
+      kv_bytes_per_token_per_gpu, kv_bytes_per_sequence_per_gpu,
+      usable_bytes_per_gpu, kv_budget_bytes_per_gpu, max_sequences, and with
+      --latency latency {mfu, mbu, efficiency_source, prompt_len, ttft_s,
+      ttft_bound, batch, tpot_s, tpot_bound, tokens_per_s, slo_tpot_s, slo_batch,
+      slo_limited_by}; times in seconds, a bound is "compute" or "memory".
     """
+    serving_options = [tp, weights_dtype, prompt, slo_tpot, mfu, mbu, db_path]
     if list_presets:
-        others = [preset, config_path, layers, kv_heads, head_dim, seq, dtype, reserve]
-        if any(v is not None for v in others) or requests != "1" or ignore_window:
+        others: list[object] = [preset, config_path, layers, kv_heads, head_dim, seq, dtype]
+        others += [reserve, gpu, *serving_options]
+        if any(v is not None for v in others) or requests != "1" or ignore_window or latency:
             raise _UsageError("--list-presets takes no other option except --json")
         _print_presets(kvmath.load_presets(), as_json)
         return
@@ -82,10 +132,25 @@ def kv(
         reserve=None if reserve is None else kvmath.parse_count(reserve, "--reserve"),
         ignore_window=ignore_window,
     )
+    latency = latency or any(v is not None for v in (prompt, slo_tpot, mfu, mbu, db_path))
+    if gpu is None and (latency or tp is not None or weights_dtype is not None):
+        raise _UsageError("--tp, --weights-dtype and --latency size a deployment: add --gpu NAME")
+    serving = None
+    if gpu is not None:
+        from drill.commands.kv_serving import serving_estimate
+
+        serving = serving_estimate(
+            shape, estimate, gpu, tp, weights_dtype, latency, prompt, slo_tpot, mfu, mbu, db_path
+        )
     if as_json:
-        click.echo(json.dumps(estimate_json(estimate), indent=2, ensure_ascii=False))
+        out = estimate_json(estimate)
+        if serving is not None:
+            out["serving"] = serving.to_json()
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         click.echo(render_estimate(estimate))
+        if serving is not None:
+            click.echo(serving.render())
 
 
 def _shape_from_options(preset, config_path, layers, kv_heads, head_dim, dtype):
