@@ -29,6 +29,11 @@ class StoreError(KvdrillError):
     """A database that cannot be opened or used."""
 
 
+class CardError(KvdrillError):
+    """A card that cannot be changed as asked: an undo of an answer another session
+    built on, or unsuspending a question that is not suspended."""
+
+
 class EngineError(KvdrillError):
     """An engine_check run that cannot be performed (no torch, bad device...)."""
 

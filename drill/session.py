@@ -1,11 +1,13 @@
 """The daily quiz loop, with its terminal and clock passed in.
 
-`plan_*` functions choose the session's questions and are pure. `run_session`
-asks them one by one through an injected `SessionIO` (read a line, write text,
-read the clock), so tests and piped input drive it exactly like a terminal.
-Each answer is stored (review row + card schedule, one transaction) before
-the next question is shown; `q`, end of input and Ctrl-C all end with the
-summary.
+`drill.plan` chooses the session's questions and keeps the queue (pure). `run_session`
+asks them one by one through an injected `SessionIO` (read a line, write text, read
+the clock), so tests and piped input drive it exactly like a terminal. Each answer
+is stored (review row + card schedule, one transaction) before the next question is
+shown; a card still in learning comes back in the same session once its step has
+passed. `u` takes the last answer (or suspend, or bury) back and asks its question
+again; `!` suspends a question, `-` buries it until tomorrow. `q`, end of input and
+Ctrl-C all end with the summary.
 """
 
 from __future__ import annotations
@@ -15,40 +17,66 @@ import random
 import secrets
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from drill.bank import eligible_questions
 from drill.days import DayClock
-from drill.errors import KvdrillError, StoreError
+from drill.errors import CardError, KvdrillError, StoreError
 from drill.kinds import kind_of
+from drill.plan import (
+    LEARNING_STATES,
+    PlanItem,
+    Queue,
+    after_answer,
+    coming,
+    drop,
+    item_seed,
+    learning_later,
+    next_item,
+    plan_cram,
+    plan_drill,
+    plan_review,
+    refresh_learning,
+)
 from drill.review import Review
 from drill.review_store import (
-    Performance,
+    CardChange,
     end_session,
+    get_card,
+    hold_card,
+    last_ratings,
     load_cards,
     new_cards_since,
     performance_by_question,
     record_answer,
     rescue_review,
     start_session,
+    undo,
 )
-from drill.srs import (
-    DEFAULT_RETENTION,
-    iso,
-    make_scheduler,
-    new_card_row,
-    parse_iso,
-    retrievability,
-    review_row,
+from drill.screen import PLAIN, Screen, verdict_roles
+from drill.session_text import (
+    ANSWER_KEYS,
+    RATING_KEYS,
+    RATING_NAMES,
+    TAGS,
+    SessionResult,
+    fill_summary,
+    keys_help,
+    local_time,
+    opening_line,
+    parse_rating,
+    render_summary,
 )
+from drill.srs import DEFAULT_RETENTION, iso, make_scheduler, new_card_row, parse_iso, review_row
 from drill.text import printable, stored_answer
 
-RATING_NAMES = {1: "again", 2: "hard", 3: "good", 4: "easy"}
-LEARNING_STATES = (1, 3)  # fsrs.State.Learning, fsrs.State.Relearning
+__all__ = ["SessionIO", "SessionOptions", "SessionResult", "plan_review", "run_session"]
+
 DAY = timedelta(days=1)
+
 
 @dataclass(frozen=True)
 class SessionOptions:
@@ -59,6 +87,9 @@ class SessionOptions:
     cram: bool = False  # practice only: reviews logged with cram=1, schedule untouched
     retention: float = DEFAULT_RETENTION
     fuzz: bool = True  # fsrs interval fuzzing; tests turn it off for exact due dates
+    learn_ahead: timedelta = timedelta(minutes=20)
+    leech_threshold: int = 8  # lapses that make a card a leech (0: never)
+    drill: str | None = None  # a misconception id: practise the questions that test it
 
 
 @dataclass(frozen=True)
@@ -66,163 +97,10 @@ class SessionIO:
     read_line: Callable[[], str | None]  # one line without its newline; None at end of input
     write: Callable[[str], None]  # text as given (newlines included)
     now: Callable[[], datetime]  # UTC-aware
-
-
-@dataclass(frozen=True)
-class PlanItem:
-    question_id: str
-    why: str  # "learning", "due", "new" or "cram"
-
-
-@dataclass
-class SessionResult:
-    session_id: str
-    mode: str
-    planned: int
-    started_at: datetime
-    ended_at: datetime | None = None
-    ended_by: str = "done"  # done | quit | eof | interrupt
-    answered: int = 0
-    right: int = 0
-    wrong: int = 0
-    skipped: int = 0
-    due_now: int = 0  # cards still due at the end (skipped ones, or ones left out by --max)
-    due_within_day: int = 0
-    next_due: datetime | None = None
-    new_waiting: int = 0
-    review_ids: list[str] = field(default_factory=list)
-
-
-# --------------------------------------------------------------------------- planning
-
-
-def item_seed(session_seed: int, position: int) -> int:
-    """The seed of the item at `position` (1-based): stable across runs and platforms."""
-    return random.Random(f"kvdrill:{session_seed}:{position}").getrandbits(31)
-
-
-def plan_due(
-    questions: Sequence[Any], cards: Mapping[str, Mapping[str, Any]], now: datetime
-) -> list[PlanItem]:
-    """Cards due now: learning and relearning first, then review; most overdue first."""
-    due = []
-    for q in questions:
-        row = cards.get(q.id)
-        if row is None:
-            continue
-        due_at = parse_iso(row["due"])
-        if due_at <= now:
-            learning = row["state"] in LEARNING_STATES
-            due.append((0 if learning else 1, due_at, q.id, "learning" if learning else "due"))
-    due.sort(key=lambda t: (t[0], t[1]))
-    return [PlanItem(qid, why) for _, _, qid, why in due]
-
-
-def plan_new(
-    questions: Sequence[Any], cards: Mapping[str, Any], allowance: int
-) -> list[PlanItem]:
-    """Up to `allowance` questions never scheduled: easier first, then bank order."""
-    fresh = [q for q in questions if q.id not in cards]
-    fresh.sort(key=lambda q: q.difficulty)  # stable: bank order within a difficulty
-    return [PlanItem(q.id, "new") for q in fresh[: max(0, allowance)]]
-
-
-def plan_review(
-    questions: Sequence[Any],
-    cards: Mapping[str, Mapping[str, Any]],
-    now: datetime,
-    *,
-    new_today: int,
-    new_limit: int,
-    max_items: int,
-) -> list[PlanItem]:
-    """Due cards, then new ones within today's allowance; at most `max_items`."""
-    items = plan_due(questions, cards, now)
-    items += plan_new(questions, cards, new_limit - new_today)
-    return items[:max_items]
-
-
-def plan_cram(
-    questions: Sequence[Any],
-    cards: Mapping[str, Mapping[str, Any]],
-    performance: Mapping[str, Performance],
-    now: datetime,
-    *,
-    scheduler,
-    rng: random.Random,
-    max_items: int,
-) -> list[PlanItem]:
-    """Weakest first: most often wrong, then least likely recalled; ties at random."""
-    keyed = []
-    for q in questions:
-        record = performance.get(q.id, Performance(0, 0))
-        row = cards.get(q.id)
-        recall = retrievability(scheduler, row, now) if row else 0.0
-        keyed.append((-record.wrong_ratio, recall, rng.random(), q.id))
-    keyed.sort()
-    return [PlanItem(qid, "cram") for *_, qid in keyed[:max_items]]
-
-
-# --------------------------------------------------------------------------- text
-
-
-def human_span(span: timedelta) -> str:
-    """A duration as a person says it: 45 s, 4 min 12 s, 3 h 5 min, 8 days."""
-    seconds = max(0, int(span.total_seconds()))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        minutes, rest = divmod(seconds, 60)
-        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
-    if seconds < 86400:
-        hours, rest = divmod(seconds, 3600)
-        minutes = rest // 60
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    days = round(seconds / 86400)
-    return f"{days} day" if days == 1 else f"{days} days"
-
-
-def render_summary(result: SessionResult) -> str:
-    ended = result.ended_at or result.started_at
-    lines = ["", "── summary ──"]
-    if result.answered or result.skipped:
-        verb = "practised" if result.mode == "cram" else "answered"
-        line = f"{result.answered} {verb}: {result.right} right, {result.wrong} wrong"
-        if result.skipped:
-            line += f", {result.skipped} skipped"
-        lines.append(f"{line}; {human_span(ended - result.started_at)}.")
-    else:
-        lines.append("No answers this time.")
-    if result.mode == "cram":
-        lines.append("Cram session: the schedule was not changed.")
-    if result.due_now:
-        lines.append(f"Due now: {result.due_now} (run kvdrill quiz again).")
-    if result.next_due is not None:
-        line = f"Next due: in {human_span(result.next_due - ended)}"
-        if result.due_within_day:
-            line += f"; {result.due_within_day} due within a day"
-        lines.append(line + ".")
-    elif not result.due_now:
-        lines.append("Nothing scheduled yet.")
-    if result.new_waiting:
-        lines.append(f"New questions left for today: {result.new_waiting}.")
-    return "\n".join(lines) + "\n"
-
-
-def parse_rating(text: str, suggested: int) -> int | None:
-    """1-4, a rating's name or its first letter... Enter takes `suggested`; None if unreadable."""
-    text = text.strip().lower()
-    if not text:
-        return suggested
-    if text in ("1", "2", "3", "4"):
-        return int(text)
-    for value, name in RATING_NAMES.items():
-        if text == name:
-            return value
-    return None
-
-
-# --------------------------------------------------------------------------- the loop
+    # a terminal's line editor: shows the prompt, reads one line (None at end of input)
+    # and keeps it in its history when told to; None: write the prompt, then read_line
+    read_prompted: Callable[[str, bool], str | None] | None = None
+    screen: Screen = PLAIN
 
 
 class _Stop(Exception):
@@ -250,55 +128,148 @@ def _evidence_from_latest_run(db) -> Callable[[Sequence[str]], list[str]]:
     return evidence_lines
 
 
+def _misconception_name(misconception_id: str) -> str:
+    from drill.misconceptions import catalogue_entry
+
+    return catalogue_entry(misconception_id).name
+
+
+_COUNTERS = ("answered", "right", "wrong", "skipped", "suspended", "buried")
+
+
+@dataclass(frozen=True)
+class _Done:
+    """An action `u` can take back, and the session as it stood when its item was shown."""
+
+    change: CardChange
+    item: PlanItem
+    position: int
+    queue: Queue  # without the item
+    counters: tuple[int, ...]
+    review_ids: int
+
+
+@dataclass
 class _Session:
-    def __init__(self, db, questions, options: SessionOptions, io: SessionIO, deps: _Deps):
-        self.db = db
-        self.questions = {q.id: q for q in questions}
-        self.options = options
-        self.io = io
-        self.deps = deps
-        self.scheduler = make_scheduler(options.retention, fuzz=options.fuzz)
+    db: Any
+    questions: dict[str, Any]
+    options: SessionOptions
+    io: SessionIO
+    deps: _Deps
+    days: DayClock
+    result: SessionResult
+    session_seed: int
+    queue: Queue
+    scheduler: Any = None
+    position: int = 0
+    history: list[_Done] = field(default_factory=list)
+    redo: tuple[PlanItem, int, Queue] | None = None  # an undone item, asked again next
+
+    @property
+    def practice(self) -> bool:
+        return self.result.mode != "review"
 
     # -- I/O helpers
 
-    def say(self, *lines: str) -> None:
-        # bank text (and an engine run's device name) may not put escapes on the terminal
-        self.io.write(printable("".join(line + "\n" for line in lines)))
+    def say(self, *lines: str, roles: Sequence[str | None] | None = None) -> None:
+        """Write lines (a line may hold several), each with its colour role."""
+        pieces: list[str] = []
+        piece_roles: list[str | None] = []
+        for line, role in zip(lines, roles or [None] * len(lines), strict=True):
+            # bank text (and an engine run's device name) may not put escapes on the terminal
+            for piece in printable(line).split("\n"):
+                pieces.append(piece)
+                piece_roles.append(role)
+        self.io.write(self.io.screen.lines(pieces, piece_roles))
 
-    def ask(self, prompt: str) -> str:
-        self.io.write(prompt)
-        line = self.io.read_line()
+    def ask(self, prompt: str, remember: bool = False) -> str:
+        if self.io.read_prompted is not None:
+            line = self.io.read_prompted(prompt, remember)
+        else:
+            self.io.write(prompt)
+            line = self.io.read_line()
         if line is None:
             self.io.write("\n")
             raise _Stop("eof")
         return line.rstrip("\r\n")
 
-    # -- one item
+    # -- the loop
 
-    def run_item(self, result: SessionResult, position: int, total: int, item: PlanItem,
-                 seed: int) -> None:
-        question = self.questions[item.question_id]
+    def run(self) -> None:
+        while True:
+            if self.redo is not None:
+                item, position, rest = self.redo
+                self.redo = None
+            else:
+                found = self.take_next()
+                if found is None:
+                    if self.history and self.last_chance():
+                        continue
+                    return
+                item, rest = found
+                self.position += 1
+                position = self.position
+            self.queue = rest
+            self.run_item(item, position)
+
+    def take_next(self) -> tuple[PlanItem, Queue] | None:
+        now = self.io.now()
+        if self.queue.learning:
+            ids = [item.question_id for item in self.queue.learning]
+            self.queue = refresh_learning(self.queue, {q: get_card(self.db, q) for q in ids}, now)
+        item, rest = next_item(self.queue, now, self.options.learn_ahead)
+        return None if item is None else (item, rest)
+
+    def last_chance(self) -> bool:
+        """Nothing is left: offer to take back the last answer before the summary."""
         try:
-            instance = self.deps.make_instance(question, seed)
+            text = self.ask("Done. u takes back the last answer; Enter ends the session: ")
+        except _Stop:
+            return False
+        except KeyboardInterrupt:
+            self.io.write("\n")
+            return False
+        return text.strip().lower() == "u" and self.take_back()
+
+    def run_item(self, item: PlanItem, position: int) -> None:
+        result = self.result
+        question = self.questions[item.question_id]
+        total = position + coming(self.queue, self.io.now(), self.options.learn_ahead)
+        shown_queue = self.queue
+        try:
+            instance = self.deps.make_instance(question, item_seed(self.session_seed, position))
         except KvdrillError as exc:
             # one broken template must not end the session
             result.skipped += 1
             self.say("", f"[{position}/{total}] skipped {question.id}: {exc}")
             return
-        tag = {"learning": "again", "due": "review", "new": "new", "cram": "cram"}[item.why]
         kind = kind_of(instance.kind)
-        self.say("", f"[{position}/{total}] {question.topic} · {tag}", *kind.prompt_lines(instance))
+        self.say("")
+        label = printable(f"{question.topic} · {TAGS[item.why]}")
+        self.io.write(self.io.screen.header(position, total, label) + "\n")
+        self.say(*kind.prompt_lines(instance))
+        before = _Done(
+            CardChange(item.question_id, None, None), item, position, shown_queue,
+            tuple(getattr(result, name) for name in _COUNTERS), len(result.review_ids),
+        )  # fmt: skip
         shown_at = self.io.now()
         hinted = False
         hints_shown = 0
         while True:
-            text = self.ask("> ")
+            text = self.ask("> ", remember=True)
             command = text.strip().lower()
             if command == "q":
                 raise _Stop("quit")
             if command == "s":
                 result.skipped += 1
                 self.say("Skipped.")
+                return
+            if command == "u":
+                if self.take_back():
+                    return
+                continue
+            if command in ("!", "-"):
+                self.hold(before, suspend=command == "!")
                 return
             if command == "h":
                 # each h shows the next hint; any hint caps the suggested rating at Hard
@@ -312,10 +283,12 @@ class _Session:
                     self.say("No more hints." if instance.hints else "No hint for this one.")
                 continue
             if command in ("?", "help"):
-                self.say(f"Type your answer ({kind.answer_examples}); h hint, s skip, q quit.")
+                self.say(f"Type your answer ({kind.answer_examples}).",
+                         *keys_help(ANSWER_KEYS, self.io.read_prompted is not None))
                 continue
             if not command and not kind.self_rated:
-                self.say(f"Type an answer ({kind.answer_examples}); h hint, s skip, q quit.")
+                self.say(f"Type an answer ({kind.answer_examples}); h hint, s skip, q quit, "
+                         "? keys.")
                 continue
             duration_ms = int((self.io.now() - shown_at).total_seconds() * 1000)
             verdict = self.deps.grade(instance, text, duration_ms=duration_ms, hinted=hinted)
@@ -327,16 +300,27 @@ class _Session:
         suggested = int(verdict.rating)
         if hinted:
             suggested = min(suggested, 2)
-        self.say(*kind.verdict_lines(instance, verdict))
+        lines = kind.verdict_lines(instance, verdict)
+        graded = not kind.self_rated
+        self.say(*lines, roles=verdict_roles(lines, bool(verdict.correct) if graded else None))
         if instance.evidence:
             self.say(*self.deps.evidence_lines(instance.evidence))
         rating, stop = self.read_rating(suggested)
-        self.store(result, instance, verdict, text, rating, duration_ms)
+        if rating is None:
+            self.say("Not saved.")
+        else:
+            change = self.store(instance, verdict, text, rating, duration_ms)
+            self.history.append(replace(before, change=change))
+            if not self.practice:
+                self.queue = after_answer(self.queue, item.question_id, change.after, rating)
+            if change.leech:
+                self.say_leech(item.question_id)
         if stop:
             raise _Stop(stop)
 
-    def read_rating(self, suggested: int) -> tuple[int, str | None]:
-        """The user's rating; at end of input or `q` the suggestion is kept, then we stop."""
+    def read_rating(self, suggested: int) -> tuple[int | None, str | None]:
+        """The user's rating (None: not to be saved) and whether to stop after it. At end
+        of input or Ctrl-C the suggestion is kept, then we stop; `q` asks first."""
         prompt = (
             f"Rate: 1 again · 2 hard · 3 good · 4 easy "
             f"[Enter = {suggested} {RATING_NAMES[suggested]}] "
@@ -344,21 +328,51 @@ class _Session:
         while True:
             try:
                 text = self.ask(prompt)
+                command = text.strip().lower()
+                if command == "q":
+                    chosen = self.confirm_quit(suggested)
+                    if chosen is not None:
+                        return chosen
+                    continue
             except _Stop as stop:
                 return suggested, stop.reason
             except KeyboardInterrupt:
                 # the answer is in: keep it with the suggested rating, then stop
                 self.io.write("\n")
                 return suggested, "interrupt"
-            if text.strip().lower() == "q":
-                return suggested, "quit"
+            if command in ("?", "help"):
+                self.say(*keys_help(RATING_KEYS))
+                continue
             rating = parse_rating(text, suggested)
             if rating is not None:
                 return rating, None
             self.say(f"Type 1, 2, 3 or 4, or press Enter for {suggested} ({RATING_NAMES[suggested]}).")
 
-    def store(self, result: SessionResult, instance, verdict, text: str, rating: int,
-              duration_ms: int) -> None:
+    def confirm_quit(self, suggested: int) -> tuple[int | None, str] | None:
+        """`q` at the rating: which rating to save before quitting (None: discard the
+        answer), or None to go back to the rating prompt."""
+        name = RATING_NAMES[suggested]
+        prompt = (
+            f"Quit: save this answer as {suggested} {name}? Enter saves it · 1-4 another "
+            "rating · d discards the answer · n goes back: "
+        )
+        while True:
+            command = self.ask(prompt).strip().lower()
+            if command in ("", "y", "yes"):
+                return suggested, "quit"
+            if command in ("d", "discard"):
+                return None, "quit"
+            if command in ("n", "no"):
+                return None
+            rating = parse_rating(command, suggested)
+            if rating is not None:
+                return rating, "quit"
+            self.say("Press Enter, type 1-4, d or n.")
+
+    # -- changes to the database
+
+    def store(self, instance, verdict, text: str, rating: int, duration_ms: int) -> CardChange:
+        result = self.result
         now = self.io.now()
         graded = not kind_of(instance.kind).self_rated
         correct = bool(verdict.correct) if graded else None
@@ -377,7 +391,7 @@ class _Session:
             unit=instance.unit,
             misconception=getattr(verdict, "misconception", None),
             session_id=result.session_id,
-            cram=1 if self.options.cram else 0,
+            cram=1 if self.practice else 0,
         )
 
         def reschedule(row: dict[str, Any] | None) -> dict[str, Any]:
@@ -390,11 +404,12 @@ class _Session:
             return review_row(self.scheduler, current, rating, at)
 
         try:
-            record_answer(
+            change = record_answer(
                 self.db,
                 review,
-                None if self.options.cram else reschedule,
+                None if self.practice else reschedule,
                 counted_correct=counted_right,
+                leech_threshold=self.options.leech_threshold,
             )
         except StoreError:
             self.say(*self.rescue(review))
@@ -406,7 +421,51 @@ class _Session:
         else:
             result.wrong += 1
         self.say(f"Saved: {RATING_NAMES[rating]}.")
+        return change
 
+    def hold(self, before: _Done, *, suspend: bool) -> None:
+        """Suspend (`!`) or bury (`-`) the question shown."""
+        now = self.io.now()
+        qid = before.item.question_id
+        if suspend:
+            change = hold_card(self.db, qid, now, suspend=True)
+            self.result.suspended += 1
+            self.say(f"Suspended until `kvdrill unsuspend {qid}`.")
+        else:
+            until = self.days.next_day_start(now)
+            change = hold_card(self.db, qid, now, bury_until=until)
+            self.result.buried += 1
+            self.say(f"Buried until tomorrow ({local_time(until, self.days)}).")
+        self.history.append(replace(before, change=change))
+        self.queue = drop(self.queue, qid)
+
+    def take_back(self) -> bool:
+        """Undo the last answer, suspend or bury; its question is asked again next."""
+        if not self.history:
+            self.say("Nothing to undo in this session.")
+            return False
+        done = self.history.pop()
+        try:
+            undo(self.db, done.change)
+        except CardError as exc:
+            self.say(f"Cannot undo: {exc}.")
+            return False
+        result = self.result
+        for name, value in zip(_COUNTERS, done.counters, strict=True):
+            setattr(result, name, value)
+        del result.review_ids[done.review_ids:]
+        result.undone += 1
+        self.position = done.position
+        self.redo = (done.item, done.position, done.queue)
+        self.say(f"Undone: {done.item.question_id} is asked again.")
+        return True
+
+    def say_leech(self, question_id: str) -> None:
+        from drill.leech import card_lapse_cause, leech_lines
+
+        cause = card_lapse_cause(self.db, question_id, self.scheduler)
+        name = _misconception_name(cause.misconception) if cause.misconception else None
+        self.say(*leech_lines(question_id, cause, name), roles=["mistake", None])
 
     def rescue(self, review: Review) -> list[str]:
         """Keep an answer the database refused, and say where it went."""
@@ -424,19 +483,6 @@ class _Session:
                 "`kvdrill import` adds it once the database can be written."]
 
 
-def _finish(db, questions: Sequence[Any], result: SessionResult, now: datetime,
-            new_allowance: int) -> None:
-    cards = load_cards(db)
-    ids = {q.id for q in questions}
-    dues = sorted(parse_iso(row["due"]) for qid, row in cards.items() if qid in ids)
-    result.due_now = sum(1 for d in dues if d <= now)
-    later = [d for d in dues if d > now]
-    result.next_due = later[0] if later else None
-    result.due_within_day = sum(1 for d in later if d <= now + DAY)
-    unseen = sum(1 for q in questions if q.id not in cards)
-    result.new_waiting = min(unseen, max(0, new_allowance))
-
-
 def run_session(
     db,
     questions: Iterable[Any],
@@ -450,9 +496,9 @@ def run_session(
 ) -> SessionResult:
     """Run one quiz session on `questions` (bank order) and return what happened.
 
-    `days` says when the user's day begins, for the daily new-card limit (default:
-    the system's zone, 4 am). The make_instance/grade/evidence_lines overrides
-    exist for tests; by default the project's own are used.
+    `days` says when the user's day begins, for the daily new-card limit and the end
+    of a bury (default: the system's zone, 4 am). The make_instance/grade/evidence_lines
+    overrides exist for tests; by default the project's own are used.
     """
     chosen = eligible_questions(questions, options.topic)
     days = days or DayClock()
@@ -463,38 +509,57 @@ def run_session(
         make_instance or draw, grade or grade_answer,
         evidence_lines or _evidence_from_latest_run(db),
     )  # fmt: skip
-    session = _Session(db, chosen, options, io, deps)
+    scheduler = make_scheduler(options.retention, fuzz=options.fuzz)
     started = io.now()
     session_seed = options.seed if options.seed is not None else secrets.randbits(31)
+    mode = "drill" if options.drill else "cram" if options.cram else "review"
+    if options.drill:
+        from drill.leech import drill_questions
+
+        chosen = drill_questions(db, chosen, options.drill)
+    session_id = str(uuid.uuid4())
+    # lifts burials that have ended, before the cards are read
+    start_session(db, session_id, iso(started), mode)
     cards = load_cards(db)
-    new_today = new_cards_since(db, iso(days.day_start(started)))
-    if options.cram:
+    queue = Queue()
+    if mode == "drill":
+        plan = plan_drill(chosen, options.max_items)
+    elif mode == "cram":
         plan = plan_cram(
             chosen,
             cards,
             performance_by_question(db),
             started,
-            scheduler=session.scheduler,
+            scheduler=scheduler,
             rng=random.Random(session_seed),
             max_items=options.max_items,
         )
     else:
+        learning_ids = [
+            q.id for q in chosen if q.id in cards and cards[q.id]["state"] in LEARNING_STATES
+        ]
+        ratings = last_ratings(db, learning_ids) if learning_ids else {}
         plan = plan_review(
             chosen,
             cards,
             started,
-            new_today=new_today,
+            new_today=new_cards_since(db, iso(days.day_start(started))),
             new_limit=options.new_limit,
             max_items=options.max_items,
+            last_ratings=ratings,
         )
-    mode = "cram" if options.cram else "review"
-    result = SessionResult(str(uuid.uuid4()), mode, len(plan), started)
-    start_session(db, result.session_id, iso(started), mode)
-    session.say(_header(plan, options))
+        queue = Queue(learning=learning_later(chosen, cards, started, ratings))
+    queue = Queue(tuple(plan), queue.learning)
+    result = SessionResult(session_id, mode, len(plan), started, learn_ahead=options.learn_ahead)
+    session = _Session(
+        db, {q.id: q for q in chosen}, options, io, deps, days, result, session_seed, queue,
+        scheduler,
+    )  # fmt: skip
+    soon = coming(queue, started, options.learn_ahead) - len(plan)
+    drill_name = _misconception_name(options.drill) if options.drill else ""
+    session.say(opening_line([item.why for item in plan], soon, mode, drill_name))
     try:
-        for position, item in enumerate(plan, 1):
-            seed = item_seed(session_seed, position)
-            session.run_item(result, position, len(plan), item, seed)
+        session.run()
     except _Stop as stop:
         result.ended_by = stop.reason
     except KeyboardInterrupt:
@@ -510,23 +575,6 @@ def run_session(
     result.ended_at = io.now()
     end_session(db, result.session_id, iso(result.ended_at))
     new_now = new_cards_since(db, iso(days.day_start(result.ended_at)))
-    _finish(db, chosen, result, result.ended_at, options.new_limit - new_now)
+    fill_summary(result, chosen, load_cards(db), session.queue, options.new_limit - new_now)
     io.write(render_summary(result))
     return result
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _header(plan: Sequence[PlanItem], options: SessionOptions) -> str:
-    if not plan:
-        return "Nothing due and no new questions left for today."
-    if options.cram:
-        return (
-            f"Cram: {_plural(len(plan), 'question')}, practice only (the schedule is not "
-            "changed). h hint · s skip · q quit"
-        )
-    new = sum(1 for item in plan if item.why == "new")
-    due = len(plan) - new
-    return f"{_plural(len(plan), 'question')}: {due} due, {new} new. h hint · s skip · q quit"

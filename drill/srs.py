@@ -15,6 +15,7 @@ from typing import Any
 from fsrs import Card, Rating, Scheduler, State
 
 DEFAULT_RETENTION = 0.9
+_RATINGS = {int(rating): rating for rating in Rating}  # 1..4 -> Rating, without the enum call
 
 
 def make_scheduler(desired_retention: float = DEFAULT_RETENTION, *, fuzz: bool = True) -> Scheduler:
@@ -79,7 +80,7 @@ def _card_to_row(question_id: str, card: Card, reps: int, lapses: int) -> dict[s
 def _review(scheduler: Scheduler, card: Card, rating: int, now: datetime) -> tuple[Card, bool]:
     """(the card after `rating` at `now`, whether it was a lapse)."""
     lapse = card.state == State.Review and rating == int(Rating.Again)
-    card, _log = scheduler.review_card(card, Rating(rating), now)
+    card, _log = scheduler.review_card(card, _RATINGS[rating], now)
     return card, lapse
 
 
@@ -105,23 +106,64 @@ def retrievability(scheduler: Scheduler, row: Mapping[str, Any], now: datetime) 
     return float((1 + factor * elapsed_days / row["stability"]) ** decay)
 
 
+def lapse_flags(scheduler: Scheduler, reviews: Iterable[Mapping[str, Any]]) -> list[bool]:
+    """Whether each of one card's scheduled reviews (time order) was a lapse: Again
+    on the card in review. The card's states follow from the ratings alone."""
+    card: Card | None = None
+    flags = []
+    for review in reviews:
+        at = parse_iso(review["reviewed_at"])
+        card, lapse = _review(scheduler, card or Card(card_id=0, due=at), int(review["rating"]), at)
+        flags.append(lapse)
+    return flags
+
+
 def replay(
     scheduler: Scheduler, reviews: Iterable[Mapping[str, Any]]
 ) -> dict[str, dict[str, Any]]:
     """Rebuild card rows from reviews given in time order (cram reviews skipped).
 
-    Each review needs question_id, reviewed_at (ISO text), rating and cram. Cards
-    stay fsrs objects until the end: a million reviews replay in seconds.
+    Each review needs question_id, reviewed_at (ISO text), rating and cram.
     """
-    cards: dict[str, list] = {}  # question_id -> [Card, reps, lapses]
-    for review in reviews:
-        if review.get("cram"):
-            continue
-        at = parse_iso(review["reviewed_at"])
-        entry = cards.get(review["question_id"])
+    return replay_rows(
+        scheduler,
+        (
+            (review["question_id"], review["reviewed_at"], review["rating"])
+            for review in reviews
+            if not review.get("cram")
+        ),
+    )
+
+
+class Replay:
+    """Card rows rebuilt from non-cram reviews fed in time order, one at a time. Cards
+    stay fsrs objects until the end: a million reviews replay in seconds."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self._cards: dict[str, list] = {}  # question_id -> [Card, reps, lapses]
+
+    def add(self, question_id: str, reviewed_at: str, rating: int) -> None:
+        """One review: its question, its time (ISO text) and its rating."""
+        at = parse_iso(reviewed_at)
+        entry = self._cards.get(question_id)
         if entry is None:
-            entry = cards[review["question_id"]] = [Card(card_id=0, due=at), 0, 0]
-        entry[0], lapse = _review(scheduler, entry[0], int(review["rating"]), at)
+            entry = self._cards[question_id] = [Card(card_id=0, due=at), 0, 0]
+        entry[0], lapse = _review(self.scheduler, entry[0], int(rating), at)
         entry[1] += 1
         entry[2] += lapse
-    return {qid: _card_to_row(qid, *entry) for qid, entry in cards.items()}
+
+    def card_rows(self) -> dict[str, dict[str, Any]]:
+        return {qid: _card_to_row(qid, *entry) for qid, entry in self._cards.items()}
+
+
+def replay_rows(
+    scheduler: Scheduler, rows: Iterable[tuple[str, str, int]]
+) -> dict[str, dict[str, Any]]:
+    """Rebuild card rows from (question_id, reviewed_at ISO text, rating) of the non-cram
+    reviews in time order, as a database cursor gives them."""
+    replay = Replay(scheduler)
+    add = replay.add
+    for question_id, reviewed_at, rating in rows:
+        add(question_id, reviewed_at, rating)
+    return replay.card_rows()

@@ -7,7 +7,8 @@ Tables
 - engine_runs: stored `kvdrill engine run` results (JSON).
 - settings: `kvdrill config` values that differ from their defaults.
 - question_counts: per question, how many reviews and how many right, kept by a
-  trigger on every insert into reviews (drill.review_counts).
+  trigger on every insert into reviews (drill.review_counts), and on the delete
+  of a review the quiz's undo takes back.
 
 Times are ISO-8601 strings in UTC (`2026-11-29T21:30:00.000000+00:00`), so they
 sort as text and SQLite's date functions read them.
@@ -39,7 +40,7 @@ from drill.errors import StoreError
 from drill.paths import default_db_path
 
 # Bump with every migration appended below; it is written to PRAGMA user_version.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # PRAGMA application_id of every kvdrill database: "kvdr" in ASCII.
 APPLICATION_ID = 0x6B766472
 BUSY_TIMEOUT_MS = 10_000
@@ -179,6 +180,32 @@ def m004_question_counts(db: Database) -> None:
         "insert or replace into question_counts (question_id, reviews, answered_right)"
         " select question_id, count(*), coalesce(sum(coalesce(correct, rating > 1)), 0)"
         " from reviews group by question_id"
+    )
+
+
+@migrations()
+def m005_card_holds_and_undo(db: Database) -> None:
+    """Cards the user holds back, and counters that follow an undone answer.
+
+    Three columns on `cards`, each a time in UTC or null:
+    - suspended_at: when the card was suspended (`!` in the quiz, or as a leech); a
+      suspended card is never planned until `kvdrill unsuspend`;
+    - buried_until: when a bury (`-` in the quiz) ends, the start of the user's next day;
+    - leech_at: when its lapses reached the leech threshold.
+    A question suspended or buried before its first answer gets a card row with
+    reps 0. The quiz's undo deletes the review it takes back: a trigger uncounts it
+    in question_counts (m004) and drops a counter that reaches no reviews."""
+    have = {row[1] for row in db.execute("pragma table_info(cards)").fetchall()}
+    for column in ("suspended_at", "buried_until", "leech_at"):
+        if column not in have:
+            db.execute(f"alter table cards add column {column} text")
+    db.execute(
+        "create trigger if not exists uncount_review after delete on reviews begin"
+        " update question_counts set reviews = reviews - 1,"
+        " answered_right = answered_right - coalesce(old.correct, old.rating > 1)"
+        " where question_id = old.question_id;"
+        " delete from question_counts where question_id = old.question_id and reviews <= 0;"
+        " end"
     )
 
 

@@ -11,6 +11,14 @@ import pytest
 from drill.bank import eligible_questions, load_bank
 from drill.days import UTC_DAYS
 from drill.errors import BankError
+from drill.plan import (
+    PlanItem,
+    item_seed,
+    plan_cram,
+    plan_due,
+    plan_new,
+    plan_review,
+)
 from drill.review import Review
 from drill.review_store import (
     Performance,
@@ -22,19 +30,8 @@ from drill.review_store import (
     record_answer,
     start_session,
 )
-from drill.session import (
-    PlanItem,
-    SessionIO,
-    SessionOptions,
-    human_span,
-    item_seed,
-    parse_rating,
-    plan_cram,
-    plan_due,
-    plan_new,
-    plan_review,
-    run_session,
-)
+from drill.session import SessionIO, SessionOptions, run_session
+from drill.session_text import human_span, parse_rating
 from drill.srs import iso, make_scheduler, new_card_row
 from drill.store import open_db
 
@@ -184,13 +181,14 @@ def test_record_answer_writes_review_card_and_session_counts_together(tmp_path):
         assert row is None  # never scheduled before
         return dict(scheduled)
 
-    new_row = record_answer(db, _review("a", T0, "s1"), reschedule, counted_correct=True)
-    assert new_row == scheduled
-    assert get_card(db, "a") == scheduled
+    change = record_answer(db, _review("a", T0, "s1"), reschedule, counted_correct=True)
+    stored = {**scheduled, "suspended_at": None, "buried_until": None, "leech_at": None}
+    assert (change.before, change.after) == (None, stored)
+    assert get_card(db, "a") == stored
     record_answer(db, _review("a", T0, "s1", cram=1, rating=1, correct=0), None,
                   counted_correct=False)
     end_session(db, "s1", iso(T0 + timedelta(minutes=2)))
-    assert get_card(db, "a") == scheduled  # cram left the schedule alone
+    assert get_card(db, "a") == stored  # cram left the schedule alone
     crams = db.execute("select cram from reviews where session_id = 's1' order by rowid")
     assert [cram for (cram,) in crams] == [0, 1]
     session = db["sessions"].get("s1")
@@ -313,6 +311,9 @@ def test_a_right_numeric_answer_is_stored_with_its_draw_and_scheduled_ten_minute
         "last_review": iso(answered_at),
         "reps": 1,
         "lapses": 0,
+        "suspended_at": None,
+        "buried_until": None,
+        "leech_at": None,
     }
     assert (result.answered, result.right, result.wrong, result.ended_by) == (1, 1, 0, "quit")
     assert "1 answered: 1 right, 0 wrong; 1 min." in term.text

@@ -213,7 +213,7 @@ def test_a_database_from_before_the_mark_is_upgraded_and_marked_after_a_backup(t
     assert run("stats", "--db", path, "--now", NOW).exit_code == 0
     conn = sqlite3.connect(path)
     assert conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID
-    assert conn.execute("pragma user_version").fetchone()[0] == 4
+    assert conn.execute("pragma user_version").fetchone()[0] == 5
     assert conn.execute("select id from reviews").fetchall() == [("r1",)]
     conn.close()
     (copy,) = (tmp_path / "backups").iterdir()

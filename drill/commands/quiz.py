@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
+from datetime import timedelta
 
 import click
 
@@ -17,33 +18,64 @@ from drill.commands.options import (
 )
 
 
-def _clock_and_reader(now_text: str | None, tick_s: float):
-    """(now, read_line): the real clock, or a fixed one that advances per line read.
+def _clock(now_text: str | None, tick_s: float):
+    """(now, tick): the real clock, or a fixed one that `tick` advances.
 
     The fixed clock exists for tests and demos: it starts at `now_text` and
     moves `tick_s` seconds each time a line is read, as if the user took that
     long to type it.
     """
-    import sys
     from datetime import datetime, timedelta, timezone
 
-    def read_raw() -> str | None:
+    if now_text is None:
+        return (lambda: datetime.now(timezone.utc)), (lambda: None)
+    clock = [parse_now(now_text).astimezone(timezone.utc)]
+
+    def tick() -> None:
+        clock[0] += timedelta(seconds=tick_s)
+
+    return (lambda: clock[0]), tick
+
+
+def _session_io(now_text: str | None, tick_s: float):
+    """The quiz's SessionIO: plain lines from a pipe; at a terminal, line editing,
+    text wrapped to its width, colour (unless NO_COLOR) and a position bar."""
+    import sys
+
+    from drill.screen import PLAIN, Screen
+    from drill.session import SessionIO
+
+    now, tick = _clock(now_text, tick_s)
+
+    def read_line() -> str | None:
+        tick()
         # sys.stdin at call time: click's test runner swaps it, a pipe or a TTY both work
         return read_input_line(sys.stdin)
 
-    if now_text is None:
-        return (lambda: datetime.now(timezone.utc)), read_raw
-    start = parse_now(now_text)
-    clock = [start.astimezone(timezone.utc)]
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return SessionIO(read_line, _write, now, None, PLAIN)
+    import shutil
 
-    def read_ticking() -> str | None:
-        clock[0] += timedelta(seconds=tick_s)
-        return read_raw()
+    from drill.commands.stats import use_color
+    from drill.line_editor import terminal_reader
 
-    return (lambda: clock[0]), read_ticking
+    reader = terminal_reader(MAX_LINE_BYTES)
+    read_prompted = None
+    if reader is not None:
+
+        def read_prompted(prompt: str, remember: bool) -> str | None:
+            tick()
+            return reader(prompt, remember)
+
+    def width() -> int:
+        return shutil.get_terminal_size().columns
+
+    screen = Screen(color=use_color(sys.stdout), width=width, bar=True)
+    return SessionIO(read_line, _write, now, read_prompted, screen)
 
 
-# the most of one typed line the quiz keeps; the rest of a longer line is read and dropped
+# the most of one typed line the quiz keeps (in bytes; at a terminal, in characters);
+# the rest of a longer line is read and dropped
 MAX_LINE_BYTES = 64 * 1024
 
 
@@ -129,23 +161,41 @@ def _write(text: str) -> None:
     type=_FiniteRange(0.7, 0.99),
     help="Desired probability of recall when a card comes due [config retention: 0.9].",
 )
+@click.option(
+    "--drill",
+    metavar="MISCONCEPTION",
+    help="Practise the questions that test one named mistake (an id such as "
+    "forgot-kv-factor); the schedule is not changed.",
+)
 @now_option
 @click.option("--tick", "tick_s", type=_FiniteRange(0, 86_400), default=0.0, hidden=True)
 @click.option("--no-fuzz", is_flag=True, hidden=True, help="Exact intervals, for tests.")
-def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, now_text, tick_s,
-         no_fuzz):
+def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, drill, now_text,
+         tick_s, no_fuzz):
     """Today's quiz: due cards first, then new ones; every answer saved at once.
 
     Type an answer and press Enter, then Enter again to accept the suggested
-    rating or type 1 (again) to 4 (easy). While a question is shown:
-    h shows a hint, s skips, q quits. Input can be piped.
+    rating or type 1 (again) to 4 (easy). While a question is shown: h shows a
+    hint, s skips, u takes the last answer back and asks it again, ! suspends
+    the question (until `kvdrill unsuspend`), - buries it until tomorrow, q
+    quits, ? lists the keys. A card answered wrong, or still in learning, comes
+    back in the same session once its step has passed (config learn-ahead: shown
+    early when nothing else is left). After `leech-threshold` lapses a card is
+    suspended as a leech, and the mistake behind its lapses is named.
+
+    At a terminal the answer line can be edited (arrow keys, Ctrl-A/Ctrl-E, Up
+    for earlier answers) and text is wrapped and coloured (NO_COLOR turns colour
+    off). Input can be piped, one line per answer or key.
     """
+    if drill and cram:
+        raise click.UsageError("--drill and --cram cannot be used together")
     with _sigint_for_main_thread_only():
         from drill.bank import load_default_bank
-        from drill.session import SessionIO, SessionOptions, run_session
+        from drill.session import SessionOptions, run_session
         from drill.settings import read_settings
 
-    now, read_line = _clock_and_reader(now_text, tick_s)
+    io = _session_io(now_text, tick_s)
+    now = io.now
     # the database first: a refused one stops the quiz before anything is
     # written elsewhere (such as the deck cache)
     db = open_database(db_path, write=True, now=now())
@@ -160,8 +210,11 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, now
             cram=cram,
             retention=settings.retention if retention is None else retention,
             fuzz=not no_fuzz,
+            learn_ahead=timedelta(minutes=settings.learn_ahead),
+            leech_threshold=settings.leech_threshold,
+            drill=drill,
         )
         bank = load_default_bank(banks)
-        run_session(db, bank, options, SessionIO(read_line, _write, now), days=days)
+        run_session(db, bank, options, io, days=days)
     finally:
         db.conn.close()

@@ -1,0 +1,201 @@
+"""Cards in learning come back within the session: the queue's rules, and whole sessions
+with a fixed clock whose questions come in an exact order."""
+
+import re
+from dataclasses import replace
+from datetime import timedelta
+
+from test_session import FIXTURE, T0, Q, card, reviews, run  # noqa: I001
+
+from drill.plan import (
+    Learning,
+    PlanItem,
+    Queue,
+    after_answer,
+    coming,
+    drop,
+    learning_later,
+    next_item,
+    plan_due,
+    refresh_learning,
+)
+from drill.review_store import get_card
+from drill.srs import iso
+from drill.store import open_db
+
+AHEAD = timedelta(minutes=20)
+MIN = timedelta(minutes=1)
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def test_a_learning_card_whose_step_has_passed_comes_before_the_planned_ones():
+    queue = Queue(
+        (PlanItem("p1", "due"), PlanItem("p2", "new")),
+        (Learning("late", T0 + MIN, "again"), Learning("ready", T0 - MIN, "learning")),
+    )
+    item, rest = next_item(queue, T0, AHEAD)
+    assert item == PlanItem("ready", "learning")
+    item, rest = next_item(rest, T0, AHEAD)
+    assert item == PlanItem("p1", "due")
+    assert rest == Queue((PlanItem("p2", "new"),), (Learning("late", T0 + MIN, "again"),))
+
+
+def test_with_nothing_else_left_the_soonest_learning_card_is_shown_within_the_learn_ahead():
+    queue = Queue((), (Learning("b", T0 + 15 * MIN, "learning"), Learning("a", T0 + 5 * MIN,
+                                                                           "again")))
+    item, rest = next_item(queue, T0, AHEAD)
+    assert item == PlanItem("a", "again")
+    item, rest = next_item(rest, T0, AHEAD)
+    assert item == PlanItem("b", "learning")
+    assert next_item(rest, T0, AHEAD) == (None, Queue())
+
+
+def test_a_learning_card_beyond_the_learn_ahead_limit_ends_the_session():
+    queue = Queue((), (Learning("a", T0 + 21 * MIN, "again"),))
+    assert next_item(queue, T0, AHEAD) == (None, queue)
+    assert next_item(queue, T0, timedelta(0)) == (None, queue)
+    assert next_item(queue, T0 + MIN, AHEAD)[0] == PlanItem("a", "again")
+
+
+def test_after_an_answer_a_card_in_learning_joins_the_queue_and_a_graduated_one_leaves():
+    queue = Queue((PlanItem("b", "new"),), (Learning("a", T0, "again"),))
+    learning = card("a", 1, T0 + 10 * MIN)
+    assert after_answer(queue, "a", learning, 3) == Queue(
+        (PlanItem("b", "new"),), (Learning("a", T0 + 10 * MIN, "learning"),)
+    )
+    assert after_answer(queue, "a", learning, 1).learning == (Learning("a", T0 + 10 * MIN,
+                                                                       "again"),)
+    graduated = card("a", 2, T0 + timedelta(days=3))
+    assert after_answer(queue, "a", graduated, 3) == Queue((PlanItem("b", "new"),), ())
+    leech = card("a", 3, T0 + 10 * MIN, suspended_at=iso(T0))
+    assert after_answer(queue, "a", leech, 1).learning == ()
+    assert after_answer(queue, "a", None, 1).learning == ()  # cram: the schedule is not changed
+    assert drop(queue, "b") == Queue((), queue.learning)
+
+
+def test_refresh_follows_the_database_another_session_may_have_changed():
+    queue = Queue((), (Learning("moved", T0, "again"), Learning("graduated", T0, "again"),
+                       Learning("gone", T0, "again"), Learning("buried", T0, "learning")))
+    rows = {
+        "moved": card("moved", 3, T0 + 5 * MIN),
+        "graduated": card("graduated", 2, T0 + timedelta(days=2)),
+        "gone": None,
+        "buried": card("buried", 1, T0, buried_until=iso(T0 + timedelta(hours=20))),
+    }
+    assert refresh_learning(queue, rows, T0) == Queue((), (Learning("moved", T0 + 5 * MIN,
+                                                                     "again"),))
+
+
+def test_coming_counts_the_planned_and_the_learning_due_within_the_learn_ahead():
+    queue = Queue((PlanItem("p", "new"),), (Learning("a", T0 + 19 * MIN, "again"),
+                                           Learning("b", T0 + 21 * MIN, "again")))
+    assert coming(queue, T0, AHEAD) == 2
+    assert coming(queue, T0 + MIN, AHEAD) == 3
+
+
+def test_suspended_and_buried_cards_are_not_planned_and_learning_ones_wait_for_their_step():
+    questions = [Q("a"), Q("b"), Q("c"), Q("d"), Q("e")]
+    cards = {
+        "a": card("a", 2, T0 - MIN, suspended_at=iso(T0 - timedelta(days=1))),
+        "b": card("b", 2, T0 - MIN, buried_until=iso(T0 + timedelta(hours=20))),
+        "c": card("c", 2, T0 - MIN, buried_until=iso(T0 - MIN)),  # its bury has ended
+        "d": card("d", 1, T0 + 5 * MIN),
+        "e": card("e", 3, T0 - MIN),
+    }
+    assert plan_due(questions, cards, T0, {"e": 1}) == [PlanItem("e", "again"),
+                                                        PlanItem("c", "due")]
+    assert learning_later(questions, cards, T0, {"d": 3}) == (Learning("d", T0 + 5 * MIN,
+                                                                      "learning"),)
+
+
+# --------------------------------------------------------------------------- whole sessions
+
+# Every line read moves the clock 40 s. qf-kv-bytes answered wrong is due again a
+# minute after its answer; the others, rated Good once, ten minutes after theirs.
+SCRIPT = [
+    "1 MiB", "",  # [1] qf-kv-bytes: wrong, Again, at 80 s; back at 140 s
+    "weights", "3",  # [2] qf-decode-bound: Good at 160 s; back at 760 s
+    "2 MiB", "3",  # [3] qf-kv-bytes again (due since 140 s): Good at 240 s; back at 840 s
+    "1", "3",  # [4] qf-choice: Good at 320 s; back at 920 s
+    "weights", "3",  # [5] nothing else left: qf-decode-bound, learn-ahead; graduates
+    "2 MiB", "3",  # [6] qf-kv-bytes; graduates
+    "1", "3",  # [7] qf-choice; graduates
+]  # fmt: skip
+
+
+def headers(text):
+    return re.findall(r"^\[\d+/\d+\] .*$", text, re.M)
+
+
+def test_a_failed_card_comes_back_once_its_step_has_passed_and_learning_ones_at_the_end(
+    tmp_path,
+):
+    db = open_db(tmp_path / "k.db")
+    result, term = run(db, SCRIPT, tick_s=40)
+    assert [r["question_id"] for r in reviews(db)] == [
+        "qf-kv-bytes", "qf-decode-bound", "qf-kv-bytes", "qf-choice",
+        "qf-decode-bound", "qf-kv-bytes", "qf-choice",
+    ]  # fmt: skip
+    assert headers(term.text) == [
+        "[1/3] quiz-fixture · new",
+        "[2/4] quiz-fixture · new",  # the failed card will be back: one more
+        "[3/5] quiz-fixture · again",
+        "[4/6] quiz-fixture · new",
+        "[5/7] quiz-fixture · learning",
+        "[6/7] quiz-fixture · learning",
+        "[7/7] quiz-fixture · learning",
+    ]
+    assert [r["reviewed_at"] for r in reviews(db)] == [
+        iso(T0 + timedelta(seconds=s)) for s in (80, 160, 240, 320, 400, 480, 560)
+    ]
+    assert {get_card(db, q)["state"] for q in ("qf-kv-bytes", "qf-decode-bound", "qf-choice")} == {
+        2
+    }
+    # nothing left: the last answer can still be taken back, then the summary
+    assert "Done. u takes back the last answer; Enter ends the session: \n" in term.text
+    assert (result.ended_by, result.answered) == ("done", 7)
+    assert "Still learning" not in term.text
+
+
+def test_without_learn_ahead_the_session_ends_and_says_which_learning_cards_are_left(tmp_path):
+    db = open_db(tmp_path / "k.db")
+    options = replace(FIXTURE, learn_ahead=timedelta(0))
+    result, term = run(db, [*SCRIPT[:8], ""], options=options, tick_s=40)
+    assert [r["question_id"] for r in reviews(db)] == [
+        "qf-kv-bytes", "qf-decode-bound", "qf-kv-bytes", "qf-choice",
+    ]
+    assert headers(term.text) == [
+        "[1/3] quiz-fixture · new",
+        "[2/3] quiz-fixture · new",  # no learning card is counted before it is due
+        "[3/4] quiz-fixture · again",
+        "[4/4] quiz-fixture · new",
+    ]
+    # the session ended at 360 s (the Enter at "Done"); qf-decode-bound is back at 760 s
+    assert result.ended_by == "done"
+    assert result.learning_left == [T0 + timedelta(seconds=s) for s in (760, 840, 920)]
+    assert "Still learning: 3, the next back in 6 min 40 s; `kvdrill quiz` then shows them.\n" in (
+        term.text
+    )
+
+
+def test_a_learning_card_is_labelled_again_only_after_an_again(tmp_path):
+    db = open_db(tmp_path / "k.db")
+    run(db, ["2 MiB", "", "weights", "1", "q"])  # qf-kv-bytes Good, qf-decode-bound Again
+    _, term = run(db, ["s", "s", "q"], start=T0 + timedelta(hours=2))
+    assert "[1/3] quiz-fixture · again\nWhy is the decode phase" in term.text
+    assert "[2/3] quiz-fixture · learning\nA model has 2 layers" in term.text
+
+
+def test_a_later_session_shows_a_learning_card_within_the_learn_ahead(tmp_path):
+    db = open_db(tmp_path / "k.db")
+    run(db, ["2 MiB", "", "q"])  # Good: back in ten minutes
+    result, term = run(db, ["s", "s", "q"], start=T0 + timedelta(minutes=2))
+    assert term.text.startswith("3 questions: 0 due, 2 new, 1 learning.")
+    assert headers(term.text) == [
+        "[1/3] quiz-fixture · new",
+        "[2/3] quiz-fixture · new",
+        "[3/3] quiz-fixture · learning",
+    ]
+    assert result.planned == 2
