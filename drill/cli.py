@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "restore": "drill.commands.maintenance:restore_cmd",
     "doctor": "drill.commands.maintenance:doctor_cmd",
     "config": "drill.commands.config:config_cmd",
+    "unsuspend": "drill.commands.unsuspend:unsuspend_cmd",
     "engine": "drill.commands.engine:engine",
 }
 

@@ -79,17 +79,27 @@ def _bank_filter(active_ids: list[str] | None) -> tuple[str, list[Any]]:
     return " and question_id in (select value from json_each(?))", [json.dumps(active_ids)]
 
 
+# a card that counts as due: not suspended, and not buried past its due time (a buried
+# card is due when its bury ends); the second form finds those buried past their due,
+# leaving out a question buried before its first answer (reps 0), which is new
+_DUE_NOT_HELD = "suspended_at is null and (buried_until is null or buried_until <= due)"
+_BURIED_PAST_DUE = "suspended_at is null and buried_until > due and reps > 0"
+
+
 def due_counts(
     db: Database, now: datetime, active_ids: list[str] | None = None, days: DayClock = UTC_DAYS
 ) -> dict[str, int]:
-    """Cards due by `now`, and due later in the user's day."""
+    """Cards due by `now`, and due later in the user's day; suspended cards are left
+    out, and a buried one counts from when its bury ends."""
     where, args = _bank_filter(active_ids)
-    row = db.execute(
-        "select coalesce(sum(due <= ?), 0), coalesce(sum(due > ?), 0) from cards"
-        f" where due < ?{where}",
-        [iso(now), iso(now), iso(days.next_day_start(now)), *args],
-    ).fetchone()
-    return {"now": row[0], "later_today": row[1]}
+    sql = (
+        "select coalesce(sum({at} <= ?), 0), coalesce(sum({at} > ?), 0) from cards"
+        " where {at} < ? and {held}" + where
+    )
+    bounds = [iso(now), iso(now), iso(days.next_day_start(now)), *args]
+    free = db.execute(sql.format(at="due", held=_DUE_NOT_HELD), bounds).fetchone()
+    buried = db.execute(sql.format(at="buried_until", held=_BURIED_PAST_DUE), bounds).fetchone()
+    return {"now": free[0] + buried[0], "later_today": free[1] + buried[1]}
 
 
 def forecast(
@@ -99,19 +109,38 @@ def forecast(
     count: int = FORECAST_DAYS,
     days: DayClock = UTC_DAYS,
 ) -> list[dict[str, Any]]:
-    """Cards due on each of the next `count` days; today's count includes overdue cards."""
+    """Cards due on each of the next `count` days; today's count includes overdue cards.
+    Suspended cards are left out; a buried card counts on the day its bury ends."""
     today = days.day_of(now)
     where, args = _bank_filter(active_ids)
-    sql = f"select count(*) from cards where due >= ? and due < ?{where}"
+    sql = f"select count(*) from cards where due >= ? and due < ? and {_DUE_NOT_HELD}{where}"
     # from the first day's start back to the beginning of time: overdue cards count today
     bounds = ["", *(iso(days.start_of(today + timedelta(days=i + 1))) for i in range(count))]
+    buried = [
+        until
+        for (until,) in db.execute(
+            f"select buried_until from cards where {_BURIED_PAST_DUE}{where}", args
+        ).fetchall()
+    ]
     return [
         {
             "date": _day(today + timedelta(days=i)),
-            "due": db.execute(sql, [bounds[i], bounds[i + 1], *args]).fetchone()[0],
+            "due": db.execute(sql, [bounds[i], bounds[i + 1], *args]).fetchone()[0]
+            + sum(1 for until in buried if bounds[i] <= until < bounds[i + 1]),
         }
         for i in range(count)
     ]
+
+
+def held_counts(db: Database, now: datetime) -> dict[str, int]:
+    """Cards suspended, buried (until after `now`) and flagged as leeches."""
+    row = db.execute(
+        "select coalesce(sum(suspended_at is not null), 0),"
+        " coalesce(sum(suspended_at is null and buried_until > ?), 0),"
+        " coalesce(sum(leech_at is not null), 0) from cards",
+        [iso(now)],
+    ).fetchone()
+    return {"suspended": row[0], "buried": row[1], "leeches": row[2]}
 
 
 # --------------------------------------------------------------------------- activity
@@ -315,14 +344,18 @@ def question_figures(
         if latest is None or latest <= iso(now)
         else (" where reviewed_at <= ?", [iso(now)])
     )
-    answered = {
-        qid: (n, right)
-        for qid, n, right in db.execute(
-            f"select question_id, count(*), sum({_RIGHT_SQL}) from reviews{bound}"
-            " group by question_id",
-            args,
-        ).fetchall()
-    }
+    # every review counts: the per-question counters hold the same sums, one row per
+    # question, unless the clock was set back or the database predates them
+    counted = not bound and db.execute(
+        "select 1 from sqlite_master where type = 'table' and name = 'question_counts'"
+    ).fetchone()
+    query = (
+        "select question_id, reviews, answered_right from question_counts"
+        if counted
+        else f"select question_id, count(*), sum({_RIGHT_SQL}) from reviews{bound}"
+        " group by question_id"
+    )
+    answered = {qid: (n, right) for qid, n, right in db.execute(query, args).fetchall()}
     cards = {
         row["question_id"]: row
         for row in db.query("select * from cards where last_review is not null")
@@ -423,7 +456,11 @@ def collect_stats(
         "topics": topic_mastery(figures),
         "weakest": weakest(figures),
         "misconceptions": frequent_misconceptions(db, now, misconception_names or {}),
-        "totals": {"cards": cards, "reviews": sum(f["reviews"] for f in figures)},
+        "totals": {
+            "cards": cards,
+            "reviews": sum(f["reviews"] for f in figures),
+            **held_counts(db, now),
+        },
     }
 
 
@@ -435,14 +472,20 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f}%"
 
 
-def _table(header: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
-    """Left-align the first column, right-align the rest."""
+def text_table(
+    header: list[str], rows: list[list[str]], indent: str = "  ", align: str | None = None
+) -> list[str]:
+    """Columns aligned as `align` says, one letter per column (l left, r right); by
+    default the first column left and the rest (numbers) right."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    align = align or "l" + "r" * (len(header) - 1)
 
     def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return (indent + "  ".join([first, *rest])).rstrip()
+        padded = [
+            c.ljust(w) if a == "l" else c.rjust(w)
+            for c, w, a in zip(cells, widths, align, strict=True)
+        ]
+        return (indent + "  ".join(padded)).rstrip()
 
     return [line(header), *map(line, rows)]
 
@@ -495,7 +538,7 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
             for t in stats["topics"]
         ]
         out += ["", "Mastery by topic"]
-        out += _table(["topic", "questions", "reviews", "recall now", "accuracy"], rows)
+        out += text_table(["topic", "questions", "reviews", "recall now", "accuracy"], rows)
     if stats["weakest"]:
         rows = [
             [
@@ -508,13 +551,20 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
             for w in stats["weakest"]
         ]
         out += ["", "Weakest questions"]
-        out += _table(["question", "topic", "recall now", "accuracy", "reviews"], rows)
+        out += text_table(["question", "topic", "recall now", "accuracy", "reviews"], rows)
     if stats["misconceptions"]:
         out += ["", "Most frequent mistakes"]
         width = len(str(stats["misconceptions"][0]["count"]))
         for m in stats["misconceptions"]:
             label = m["name"] if m["name"] == m["id"] else f"{m['name']} ({m['id']})"
             out.append(f"  {str(m['count']).rjust(width)}x  {label}")
+    totals = stats["totals"]
+    if totals["suspended"] or totals["buried"] or totals["leeches"]:
+        out += [
+            "",
+            f"Held back: {totals['suspended']} suspended, {totals['buried']} buried; "
+            f"leeches: {totals['leeches']} (`kvdrill unsuspend --list` shows them)",
+        ]
     if not stats["totals"]["reviews"]:
         out += ["", "No reviews yet: `kvdrill quiz` starts one."]
     return "\n".join(out) + "\n"

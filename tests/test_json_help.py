@@ -88,6 +88,18 @@ def one_answer_db(tmp_path):
     return db
 
 
+def with_a_suspended_leech(tmp_path):
+    """A database whose one card is suspended, after a lapse that named a mistake."""
+    db = one_answer_db(tmp_path)
+    conn = open_db(db).conn
+    conn.execute(
+        "update cards set suspended_at = ?, leech_at = ?, lapses = 1",
+        ["2026-11-02T08:30:00.000000+00:00", "2026-11-02T08:30:00.000000+00:00"],
+    )
+    conn.close()
+    return db
+
+
 def with_engine_run(tmp_path):
     db = one_answer_db(tmp_path)
     save_engine_run(open_db(db), FAKE_ENGINE_RUN, datetime(2026, 11, 2, 7, tzinfo=timezone.utc))
@@ -116,6 +128,7 @@ SITUATIONS = {
     ("stats",): lambda tmp: [["--db", str(one_answer_db(tmp)), "--now", LATER]],
     ("doctor",): lambda tmp: [["--db", str(one_answer_db(tmp))]],
     ("config",): lambda tmp: [["--db", str(one_answer_db(tmp))]],
+    ("unsuspend",): lambda tmp: [["--list", "--db", str(with_a_suspended_leech(tmp))]],
     ("engine", "show"): lambda tmp: [["--db", str(with_engine_run(tmp))]],
 }
 NOT_RUN = {("engine", "run"): "measures for minutes; `engine show` prints what it stores"}

@@ -17,6 +17,7 @@ from drill.stats import (
     heatmap_level,
     question_figures,
     render_heatmap,
+    render_text,
     retention,
     reviews_per_day,
     streak,
@@ -346,6 +347,23 @@ def test_frequent_misconceptions_with_names(db):
     ]
 
 
+def test_suspended_cards_are_never_due_and_are_counted_with_the_leeches(db):
+    add_card(db, "held", NOW - timedelta(days=1))
+    add_card(db, "free", NOW - timedelta(days=1))
+    db.execute(
+        "update cards set suspended_at = ?, leech_at = ? where question_id = 'held'",
+        [iso(NOW - timedelta(hours=1)), iso(NOW - timedelta(hours=1))],
+    )
+    figures = collect_stats(db, NOW)
+    assert figures["due"] == {"now": 1, "later_today": 0}
+    assert figures["forecast"][0]["due"] == 1
+    assert figures["totals"] == {
+        "cards": 2, "reviews": 0, "suspended": 1, "buried": 0, "leeches": 1,
+    }  # fmt: skip
+    assert "\nHeld back: 1 suspended, 0 buried; leeches: 1 (`kvdrill unsuspend --list` shows " \
+           "them)\n" in render_text(figures)
+
+
 def test_collect_stats_has_every_documented_key(db):
     add(db, "a", at(0), 3)
     figures = collect_stats(db, NOW, topics={"a": "kv-cache"})
@@ -362,7 +380,9 @@ def test_collect_stats_has_every_documented_key(db):
         "misconceptions",
         "totals",
     ]
-    assert figures["totals"] == {"cards": 0, "reviews": 1}
+    assert figures["totals"] == {
+        "cards": 0, "reviews": 1, "suspended": 0, "buried": 0, "leeches": 0,
+    }  # fmt: skip
     assert figures["now"] == "2026-11-18T15:00:00.000000+00:00"
 
 
@@ -418,7 +438,9 @@ def test_reviews_after_now_do_not_count(db):
     assert [(f["reviews"], f["accuracy"]) for f in before] == [(2, 0.5)]
     add(db, "a", NOW + timedelta(minutes=5), 1, correct=0)
     assert question_figures(db, NOW, None) == before
-    assert collect_stats(db, NOW)["totals"] == {"cards": 0, "reviews": 2}
+    assert collect_stats(db, NOW)["totals"] == {
+        "cards": 0, "reviews": 2, "suspended": 0, "buried": 0, "leeches": 0,
+    }  # fmt: skip
 
 
 def test_ids_from_an_old_database_reach_the_terminal_without_escapes(tmp_path):

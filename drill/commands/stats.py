@@ -29,6 +29,7 @@ fails, Hard/Good/Easy pass; as in Anki, a review is mature when that previous re
 was at least 21 days before, else young. Accuracy is the share of a question's
 answers that were right (the grader's verdict, else the self-rating above Again).
 Recall now is FSRS retrievability, the predicted chance of remembering now.
+Suspended cards are never due; a buried card is due once its bury ends.
 
 --html FILE writes the same figures as one web page to look at instead of
 read: a calendar of reviews per day, true retention per week (young and
@@ -56,7 +57,10 @@ the same database and time give the same file.
   weakest         [{question_id, topic, retrievability, accuracy, reviews,
                   lapses}] x <= 10, weakest first (mean of recall and accuracy)
   misconceptions  [{id, name, count}] x <= 5, the mistakes seen most often
-  totals          {cards, reviews}: cards scheduled, reviews up to now
+  totals          {cards, reviews, suspended, buried, leeches}: cards
+                  scheduled, reviews up to now, cards suspended (`!` in the
+                  quiz, or as leeches), buried until a later day (`-`), and
+                  flagged as leeches
 Fractions are 0..1; accuracy is null for a question never answered.
 """
 
