@@ -138,7 +138,8 @@ def timed(fn, repeat: int = 3) -> tuple[float, object]:
 
 
 def run(cards: int, reviews: int, workdir: Path) -> dict[str, float]:
-    from drill.history import import_history, iter_records, write_records
+    from drill.history import import_history
+    from drill.history_out import export_history
     from drill.stats import collect_stats
 
     figures: dict[str, float] = {}
@@ -188,8 +189,8 @@ def run(cards: int, reviews: int, workdir: Path) -> dict[str, float]:
         out = workdir / f"history.{fmt}"
 
         def export(out=out, fmt=fmt):
-            with out.open("w", encoding="utf-8", newline="") as fh:
-                return write_records(iter_records(db), fh, fmt)
+            with out.open("wb") as fh:
+                return export_history(db, fh, fmt)
 
         figures[f"export_{fmt}_s"], count = timed(export, repeat=1)
         assert count == reviews, count

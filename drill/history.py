@@ -23,70 +23,38 @@ file with any bad record imports nothing, and the error names FILE:LINE.
 from __future__ import annotations
 
 import csv
+import re
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
 from sqlite_utils import Database
 
 from drill.errors import HistoryError
 from drill.json_input import JSONInputError, parse_json
 from drill.review import (
-    ENCODER,
     FIELDS,
+    MAX_NAME_CHARS,
     REQUIRED,
     RecordError,
     checked_values,
-    record_of,
+    plain_values,
 )
 from drill.review_store import write_transaction
-from drill.srs import replay
+from drill.srs import Replay, replay_rows
 
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000
 IMPORT_CACHE_KIB = 256 * 1024  # the most page cache an import may use
 MAX_LINE_BYTES = 1024 * 1024  # one record's line (a CSV row may span lines)
+READ_BYTES = 8 * 1024 * 1024  # a file is read this much at a time
 
 
-# ------------------------------------------------------------------------------ out
-
-
-
-def iter_records(db: Database) -> Iterator[dict[str, Any]]:
-    """Every review, oldest first (ties by id), as export records."""
-    columns = ", ".join(FIELDS)
-    for values in db.execute(f"select {columns} from reviews order by reviewed_at, id"):
-        yield record_of(values)
-
-
-def _csv_cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return ENCODER.encode(value)
-    return str(value)  # str(float) is the shortest text that reads back exactly
-
-
-def write_records(records: Iterable[Mapping[str, Any]], out: IO[str], fmt: str) -> int:
-    """Write records to a text stream as `jsonl` or `csv`; return how many."""
-    count = 0
-    if fmt == "jsonl":
-        for record in records:
-            out.write(ENCODER.encode(record) + "\n")
-            count += 1
-    elif fmt == "csv":
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(FIELDS)
-        for record in records:
-            writer.writerow([_csv_cell(record[name]) for name in FIELDS])
-            count += 1
-    else:
-        raise ValueError(f"unknown format {fmt!r}")
-    return count
+# Writing a history out is drill.history_out.export_history.
 
 
 # ------------------------------------------------------------------------------- in
@@ -104,31 +72,106 @@ def detect_format(path: Path) -> str:
     return "jsonl" if head.startswith(b"{") else "csv"
 
 
+def _line_blocks(fh: IO[bytes], path: Path) -> Iterator[tuple[int, list[bytes]]]:
+    """(number of the first line, the lines) of each block the file is read in, every
+    line ending in its newline (the last one may have none). The file is read READ_BYTES
+    at a time, and a line longer than MAX_LINE_BYTES stops it, so memory stays bounded."""
+    number, tail = 1, b""
+    while block := fh.read(READ_BYTES):
+        lines = (tail + block).split(b"\n")
+        tail = lines.pop()
+        for index, line in enumerate(lines):
+            if len(line) >= MAX_LINE_BYTES:
+                raise HistoryError(f"{path}:{number + index}: the line is longer than 1 MiB")
+        if len(tail) > MAX_LINE_BYTES:
+            raise HistoryError(f"{path}:{number + len(lines)}: the line is longer than 1 MiB")
+        if lines:
+            yield number, [line + b"\n" for line in lines]
+            number += len(lines)
+    if tail:
+        yield number, [tail]
+
+
+def _raw_lines(fh: IO[bytes], path: Path) -> Iterator[tuple[int, bytes]]:
+    """(number, bytes) of each line."""
+    for first, lines in _line_blocks(fh, path):
+        yield from enumerate(lines, start=first)
+
+
+def _text(number: int, raw: bytes, path: Path) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HistoryError(f"{path}:{number}: not UTF-8 text") from None
+    return text.removeprefix("\ufeff") if number == 1 else text
+
+
 def _decoded_lines(fh: IO[bytes], path: Path) -> Iterator[str]:
-    """The file's lines as text, each read in a bounded chunk (MAX_LINE_BYTES)."""
-    number = 0
-    while raw := fh.readline(MAX_LINE_BYTES + 1):
-        number += 1
-        if len(raw) > MAX_LINE_BYTES:
-            raise HistoryError(f"{path}:{number}: the line is longer than 1 MiB")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise HistoryError(f"{path}:{number}: not UTF-8 text") from None
-        yield text.removeprefix("\ufeff") if number == 1 else text
+    """The file's lines as text."""
+    for number, raw in _raw_lines(fh, path):
+        yield _text(number, raw, path)
 
 
-def _jsonl_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]]:
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = parse_json(line)
-        except JSONInputError as exc:
-            raise HistoryError(f"{path}:{number}: not valid JSON ({exc.reason})") from None
-        if not isinstance(record, dict):
-            raise HistoryError(f"{path}:{number}: expected a JSON object per line")
-        yield number, record
+# A line that orjson may read and drill.review.plain_values check is short enough that no
+# text in it is too long, and holds no backslash (so no escape: no control character, no
+# surrogate, no quote inside a text), DEL or C1 control character (U+0080..U+009F, which
+# UTF-8 writes as C2 80..C2 9F).
+_C1 = re.compile(rb"\xc2[\x80-\x9f]")
+
+
+def _plain(raw: bytes) -> bool:
+    return (
+        len(raw) <= MAX_NAME_CHARS
+        and b"\\" not in raw
+        and b"\x7f" not in raw
+        and (b"\xc2" not in raw or not _C1.search(raw))
+    )
+
+
+def _jsonl_values(fh: IO[bytes], path: Path) -> Iterator[tuple[int, tuple]]:
+    """(line, checked column values) of each record of a JSON Lines file.
+
+    A line as `kvdrill export` writes it takes the fast road: orjson reads it and
+    plain_values checks it. Any other line (or one the fast road turns down) is read by
+    drill.json_input and checked by checked_values, whose messages name what is wrong.
+    """
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    for first, lines in _line_blocks(fh, path):
+        for number, raw in enumerate(lines, start=first):
+            if _plain(raw):
+                try:
+                    record = loads(raw)
+                except decode_error:
+                    record = None
+                if type(record) is dict:
+                    values = plain_values(record)
+                    if values is not None:
+                        yield number, values
+                        continue
+            values = _slow_jsonl_line(number, raw, path)
+            if values is not None:
+                yield number, values
+
+
+def _slow_jsonl_line(number: int, raw: bytes, path: Path) -> tuple | None:
+    """One line read by drill.json_input and checked by checked_values (None if blank)."""
+    line = _text(number, raw, path)
+    if not line.strip():
+        return None
+    try:
+        record = parse_json(line)
+    except JSONInputError as exc:
+        raise HistoryError(f"{path}:{number}: not valid JSON ({exc.reason})") from None
+    if not isinstance(record, dict):
+        raise HistoryError(f"{path}:{number}: expected a JSON object per line")
+    return _checked(record, number, path)
+
+
+def _checked(record: Any, number: int, path: Path) -> tuple:
+    try:
+        return checked_values(record)
+    except RecordError as exc:
+        raise HistoryError(f"{path}:{number}: {exc}") from None
 
 
 def _csv_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]]:
@@ -168,13 +211,11 @@ def _numbered_values(path: Path, fmt: str | None) -> Iterator[tuple[int, tuple]]
     except OSError as exc:
         raise HistoryError(f"cannot read {path}: {exc.strerror}") from None
     with fh:
-        lines = _decoded_lines(fh, path)
-        records = _jsonl_records(lines, path) if fmt == "jsonl" else _csv_records(lines, path)
-        for number, record in records:
-            try:
-                yield number, checked_values(record)
-            except RecordError as exc:
-                raise HistoryError(f"{path}:{number}: {exc}") from None
+        if fmt == "jsonl":
+            yield from _jsonl_values(fh, path)
+            return
+        for number, record in _csv_records(_decoded_lines(fh, path), path):
+            yield number, _checked(record, number, path)
 
 
 class _SeenIds:
@@ -253,16 +294,69 @@ def _batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def rebuild_cards(db: Database, scheduler) -> int:
-    """Replace every card that has non-cram reviews by the replay of its whole history."""
-    cursor = db.execute(
-        "select question_id, reviewed_at, rating from reviews"
-        " where not coalesce(cram, 0) order by reviewed_at, id"
+def rebuild_cards(db: Database, scheduler, cards: dict[str, dict] | None = None) -> int:
+    """Replace every card that has non-cram reviews by the replay of its whole history
+    (or by `cards`, that replay made already)."""
+    if cards is None:
+        cursor = db.execute(
+            "select question_id, reviewed_at, rating from reviews"
+            " where not coalesce(cram, 0) order by reviewed_at, id"
+        )
+        cards = replay_rows(scheduler, cursor)
+    db.table("cards").insert_all(
+        cards.values(), pk="question_id", replace=True, batch_size=BATCH_SIZE
     )
-    reviews = ({"question_id": q, "reviewed_at": t, "rating": r} for q, t, r in cursor)
-    cards = replay(scheduler, reviews)
-    db.table("cards").insert_all(cards.values(), pk="question_id", replace=True, batch_size=BATCH_SIZE)
     return len(cards)
+
+
+class _ReplayInOrder:
+    """The replay of a file's reviews as they are read, for an import into a database
+    without reviews: when the file holds each review once, in time order (ties by id),
+    as an export writes it, that is the replay of the database afterwards, and reading
+    the reviews back is saved. `cards()` is None when the file was not in that order."""
+
+    def __init__(self, scheduler) -> None:
+        self.replay: Replay | None = Replay(scheduler)
+        self.last: tuple[str, str] = ("", "")
+
+    def add(self, values: tuple) -> None:
+        key = (values[_AT], values[_ID])
+        if self.replay is None or key <= self.last:
+            self.replay = None  # out of order, or a repeat: the database decides
+            return
+        self.last = key
+        if not values[_CRAM]:
+            self.replay.add(values[_QUESTION], values[_AT], values[_RATING])
+
+    def cards(self) -> dict[str, dict] | None:
+        return None if self.replay is None else self.replay.card_rows()
+
+
+_ID, _QUESTION, _AT, _RATING, _CRAM = (
+    FIELDS.index(name) for name in ("id", "question_id", "reviewed_at", "rating", "cram")
+)
+
+
+@contextmanager
+def _counting_once(conn: Any) -> Iterator[None]:
+    """Inside a write transaction: the per-question counters (migration m004) are kept by
+    a trigger that costs each inserted review an upsert; a bulk insert drops the trigger,
+    counts every question once at the end and puts the trigger back as it was. On an
+    error the rollback restores both."""
+    row = conn.execute(
+        "select sql from sqlite_master where type = 'trigger' and name = 'count_review'"
+    ).fetchone()
+    if row is not None:
+        conn.execute("drop trigger count_review")
+    yield
+    if row is not None:
+        conn.execute("delete from question_counts")
+        conn.execute(
+            "insert into question_counts (question_id, reviews, answered_right)"
+            " select question_id, count(*), coalesce(sum(coalesce(correct, rating > 1)), 0)"
+            " from reviews group by question_id"
+        )
+        conn.execute(row[0])
 
 
 _INSERT_SQL = (
@@ -292,16 +386,20 @@ def import_history(
     # page cache a million-row import spends a third of its insert time re-reading pages.
     conn.execute(f"pragma cache_size = -{IMPORT_CACHE_KIB}")
     try:
-        with write_transaction(db):
+        with write_transaction(db), _counting_once(conn):
             before = conn.execute("select count(*) from reviews").fetchone()[0]
+            in_order = _ReplayInOrder(scheduler) if before == 0 else None
             for batch in _batches(_numbered_values(path, fmt), batch_size):
                 read += len(batch)
                 for number, values in batch:
                     seen.add(number, values)
+                    if in_order is not None:
+                        in_order.add(values)
                 conn.executemany(_INSERT_SQL, [values for _number, values in batch])
             read -= _check_repeats(path, fmt, seen)
             after = conn.execute("select count(*) from reviews").fetchone()[0]
-            cards = rebuild_cards(db, scheduler) if after > before else 0
+            replayed = in_order.cards() if in_order is not None else None
+            cards = rebuild_cards(db, scheduler, replayed) if after > before else 0
     finally:
         conn.execute(f"pragma cache_size = {cache_pages}")
     return ImportResult(read=read, added=after - before, cards=cards)

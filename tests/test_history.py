@@ -8,13 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drill.cli import cli
-from drill.history import (
-    HistoryError,
-    detect_format,
-    import_history,
-    iter_records,
-    write_records,
-)
+from drill.history import HistoryError, detect_format, import_history
+from drill.history_out import export_history
 from drill.review import FIELDS, RecordError, Review, checked_values
 from drill.srs import iso, make_scheduler
 from drill.store import open_db
@@ -88,9 +83,9 @@ def filled(tmp_path):
 def export_text(db, fmt):
     import io
 
-    buf = io.StringIO()
-    write_records(iter_records(db), buf, fmt)
-    return buf.getvalue()
+    buf = io.BytesIO()
+    export_history(db, buf, fmt)
+    return buf.getvalue().decode("utf-8")
 
 
 def all_reviews(db):

@@ -53,7 +53,7 @@ FILE:LINE and nothing from the file is imported.
 @output_option("Write to this file instead of standard output.")
 @db_option()
 def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> None:
-    from drill.history import iter_records, write_records
+    from drill.history_out import export_history
     from drill.outfile import atomic_output, protected_files, refuse_protected
 
     if fmt is None:
@@ -63,10 +63,12 @@ def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> No
         refuse_protected(output, protected)  # before the database is even opened
     db = open_database(db_path, write=False)
     if output is None:
-        write_records(iter_records(db), sys.stdout, fmt)
+        sys.stdout.flush()  # the text layer first, then the history's bytes beneath it
+        export_history(db, sys.stdout.buffer, fmt)
+        sys.stdout.buffer.flush()
         return
-    with atomic_output(output, protected) as out:
-        count = write_records(iter_records(db), out, fmt)
+    with atomic_output(output, protected, binary=True) as out:
+        count = export_history(db, out, fmt)
     click.echo(f"Exported {count} reviews to {output}.", err=True)
 
 

@@ -1,0 +1,109 @@
+"""Review history out: every review as a JSON Lines record or a CSV row (the format is in
+drill.history), oldest first, each line built by SQLite.
+
+A million reviews leave as fast as the sqlite3 shell writes the same table: the query
+itself writes each line, so Python handles one string per review instead of fourteen
+values. What Python still does is what SQLite would do differently:
+
+* `expected` is written as Python writes a float (`repr`: the shortest text that reads
+  back exactly), which SQLite's own number format is not;
+* `params` is written as stored when it is in the canonical form (compact, non-ASCII as
+  is: what an import stores); text another writer stored (`json.dumps` with its spaces
+  and \\u escapes) is re-encoded.
+
+The lines are byte for byte what `drill.review.ENCODER` (JSON) and `csv.writer` (CSV,
+`lineterminator="\\n"`) write for `Review.record()`, except that a CSV cell holding a
+carriage return is quoted, so it reads back (csv.writer leaves it bare).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+from drill.review import ENCODER, FIELDS
+
+BATCH_ROWS = 20_000
+# a CSV cell is quoted when it holds a comma, a quote or a line break
+_CSV_SPECIAL = '*[,"\r\n]*'
+# what json.dumps (its default separators, ASCII escapes) leaves in text, never ENCODER
+_PARAMS = (
+    "case when instr(params, ', ') or instr(params, ': ') or instr(params, '\\u')"
+    " then canonical_params(params) else params end"
+)
+_EXPECTED = "case when expected is not null then float_text(expected) end"
+
+
+def _bool(column: str, true: str, false: str) -> str:
+    return f"case when {column} is null then null when {column} then {true} else {false} end"
+
+
+def _jsonl_sql() -> str:
+    true, false = "json('true')", "json('false')"
+    values = {
+        "correct": _bool("correct", true, false),
+        "params": f"json({_PARAMS})",
+        "expected": f"json({_EXPECTED})",
+        "cram": f"case when cram then {true} else {false} end",
+    }
+    pairs = ", ".join(f"'{name}', {values.get(name, name)}" for name in FIELDS)
+    return f"select json_object({pairs}) from reviews order by reviewed_at, id"
+
+
+def _csv_cell(column: str) -> str:
+    quoted = f"'\"' || replace({column}, '\"', '\"\"') || '\"'"
+    return f"case when {column} glob :special then {quoted} else {column} end"
+
+
+def _csv_sql() -> str:
+    cells = {
+        "correct": _bool("correct", "'true'", "'false'"),
+        "params": _csv_cell(f"({_PARAMS})"),
+        "expected": _EXPECTED,
+        "cram": "case when cram then 'true' else 'false' end",
+    }
+    # integers never need quotes, and neither do the id and the time: every record is
+    # checked on its way in (drill.review), and they are stored in their canonical forms
+    for name in ("id", "reviewed_at", "rating", "duration_ms", "seed"):
+        cells[name] = name
+    # printf writes NULL as an empty cell; but it stops at a NUL character, which only an
+    # answer may hold, so the answer is joined in with ||
+    before, after = FIELDS[: FIELDS.index("answer")], FIELDS[FIELDS.index("answer") + 1 :]
+
+    def printf(names: tuple[str, ...], lead: str, trail: str) -> str:
+        row = ", ".join(cells.get(name, _csv_cell(name)) for name in names)
+        return f"printf('{lead}{','.join(['%s'] * len(names))}{trail}', {row})"
+
+    answer = f"coalesce({_csv_cell('answer')}, '')"
+    line = f"{printf(before, '', ',')} || {answer} || {printf(after, ',', '')}"
+    return f"select {line} from reviews order by reviewed_at, id"
+
+
+def _canonical_params(text: str) -> str:
+    return ENCODER.encode(json.loads(text))
+
+
+def export_history(db: Any, out: IO[bytes], fmt: str) -> int:
+    """Write every review to the binary stream `out` as UTF-8 `jsonl` or `csv`, oldest
+    first (ties by id); return how many."""
+    if fmt not in ("jsonl", "csv"):
+        raise ValueError(f"unknown format {fmt!r}")
+    conn = db.conn
+    conn.create_function("canonical_params", 1, _canonical_params, deterministic=True)
+    conn.create_function("float_text", 1, float.__repr__, deterministic=True)
+    text_factory = conn.text_factory
+    conn.text_factory = bytes  # each line stays the UTF-8 SQLite made, never decoded
+    count = 0
+    try:
+        if fmt == "jsonl":
+            cursor = conn.execute(_jsonl_sql())
+        else:
+            out.write(",".join(FIELDS).encode() + b"\n")
+            cursor = conn.execute(_csv_sql(), {"special": _CSV_SPECIAL})
+        while rows := cursor.fetchmany(BATCH_ROWS):
+            out.write(b"\n".join([line for (line,) in rows]))
+            out.write(b"\n")
+            count += len(rows)
+    finally:
+        conn.text_factory = text_factory
+    return count

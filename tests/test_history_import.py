@@ -1,0 +1,205 @@
+"""An import reads an exported line by a fast road (orjson and drill.review.plain_values)
+and anything else by the careful one (drill.json_input and checked_values): both give the
+same values, or the same error; and the cards it replays while reading a file in time
+order into an empty database are those a replay of the database gives."""
+
+import json
+import random
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from drill import history
+from drill.errors import HistoryError
+from drill.history import import_history, rebuild_cards
+from drill.review import FIELDS, RecordError, checked_values, plain_values
+from drill.srs import iso, make_scheduler
+from drill.store import open_db
+
+SCHED = make_scheduler(fuzz=False)
+# the counting trigger as migration m004 made it, back after an import
+COUNT_TRIGGER = (
+    "CREATE TRIGGER count_review after insert on reviews begin"
+    " insert into question_counts (question_id, reviews, answered_right)"
+    " values (new.question_id, 1, coalesce(new.correct, new.rating > 1))"
+    " on conflict (question_id) do update"
+    " set reviews = reviews + 1, answered_right = answered_right + excluded.answered_right;"
+    " end",
+)
+T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def exported(n: int, **extra) -> dict:
+    record = {
+        "id": str(uuid.UUID(int=n)),
+        "question_id": f"q-{n % 3}",
+        "reviewed_at": iso(T0 + timedelta(minutes=7 * n)),
+        "rating": 1 + n % 4,
+        "correct": [None, True, False][n % 3],
+        "answer": "0.5 GiB",
+        "duration_ms": 1000 + n,
+        "seed": -n,
+        "params": {"layers": 32, "model": "Llama 3 8B", "gqa": True, "x": None},
+        "expected": 536870912.0,
+        "unit": "µs",
+        "misconception": None,
+        "session_id": "s1",
+        "cram": n % 5 == 0,
+    }
+    return {**record, **extra}
+
+
+def careful(line: str):
+    """What the careful road makes of one line: its values, None for a blank, or the error."""
+    from drill.json_input import JSONInputError, parse_json
+
+    if not line.strip():
+        return None
+    try:
+        record = parse_json(line)
+    except JSONInputError as exc:
+        return f"not valid JSON ({exc.reason})"
+    if not isinstance(record, dict):
+        return "expected a JSON object per line"
+    try:
+        return checked_values(record)
+    except RecordError as exc:
+        return str(exc)
+
+
+def imported(tmp_path, line: str):
+    path = tmp_path / "one.jsonl"
+    path.write_bytes(line.encode("utf-8", "surrogatepass") + b"\n")
+    try:
+        got = list(history._numbered_values(path, "jsonl"))
+    except HistoryError as exc:
+        return str(exc).split(": ", 1)[1]
+    return got[0][1] if got else None
+
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),
+    st.text(max_size=6),
+)
+_fields = {
+    name: st.one_of(_scalars, st.just(value))
+    for name, value in exported(1).items()
+} | {
+    "params": st.one_of(
+        st.none(),
+        st.dictionaries(st.text(max_size=3), _scalars, max_size=3),
+        st.just({"nested": {"a": [1, 2.5]}}),
+    ),
+    "reviewed_at": st.sampled_from(
+        ["2026-10-01T09:00:00.000000+00:00", "2026-02-30T09:00:00.000000+00:00",
+         "1969-12-31T23:59:59.000000+00:00", "2026-10-01T09:00:00+02:00", "2026-10-01 09:00"]
+    ),
+    "id": st.sampled_from(
+        [str(uuid.UUID(int=5)), str(uuid.UUID(int=5)).upper(), "not-a-uuid", ""]
+    ),
+}  # fmt: skip
+
+
+@settings(max_examples=400)
+@given(st.fixed_dictionaries({}, optional={**_fields, "extra": st.just(1)}))
+def test_the_fast_road_agrees_with_checked_values(record):
+    fast = plain_values(record)
+    if fast is None:
+        return
+    assert fast == checked_values(record)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.fixed_dictionaries({}, optional=_fields).map(
+        lambda r: json.dumps(r, ensure_ascii=False, separators=(",", ":"))
+    )
+    | st.text(max_size=40)
+)
+def test_a_line_reads_as_the_careful_road_reads_it(tmp_path_factory, line):
+    line = line.replace("\n", " ").replace("\r", " ")
+    assert imported(tmp_path_factory.mktemp("l"), line) == careful(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        json.dumps(exported(3), ensure_ascii=False, separators=(",", ":")),
+        json.dumps(exported(3)),  # spaces, \\u escapes: the careful road
+        json.dumps(exported(3, seed=2**64)),  # orjson would read it as a float
+        json.dumps(exported(3, params={"big": 2**70})),
+        json.dumps(exported(3, expected=1e-05)),  # orjson writes 0.00001
+        json.dumps(exported(3, answer="tab\there")),
+        json.dumps(exported(3, question_id="bell\u0085")),  # a C1 control: refused
+        json.dumps(exported(3, answer="x" * 2000)),
+        '{"id":"00000000-0000-0000-0000-000000000003","rating":3,"rating":9}',
+        "\ufeff" + json.dumps(exported(3)),
+        "[1, 2]",
+        "   ",
+    ],
+)
+def test_awkward_lines_by_hand(tmp_path, line):
+    assert imported(tmp_path, line) == careful(line.removeprefix("\ufeff"))
+
+
+def write(path, records):
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
+    )
+
+
+def cards_of(db):
+    return {row["question_id"]: row for row in db.query("select * from cards")}
+
+
+@pytest.mark.parametrize("order", ["in time order", "shuffled", "with a repeat"])
+def test_the_replay_while_reading_is_the_replay_of_the_database(tmp_path, order):
+    records = [exported(n) for n in range(60)]
+    if order == "shuffled":
+        random.Random(4).shuffle(records)
+    elif order == "with a repeat":
+        records.insert(30, records[10])
+    write(tmp_path / "h.jsonl", records)
+    db = open_db(tmp_path / "k.db")
+    result = import_history(db, tmp_path / "h.jsonl", SCHED)
+    assert (result.read, result.added, result.cards) == (60, 60, 3)
+    after_import = cards_of(db)
+    db.execute("delete from cards")
+    rebuild_cards(db, SCHED)
+    assert cards_of(db) == after_import
+    counts = db.execute("select * from question_counts order by question_id").fetchall()
+    assert (
+        counts
+        == db.execute(
+            "select question_id, count(*), sum(coalesce(correct, rating > 1)) from reviews"
+            " group by question_id order by question_id"
+        ).fetchall()
+    )
+    assert COUNT_TRIGGER in db.execute("select sql from sqlite_master").fetchall()
+
+
+def test_a_failed_import_keeps_the_counting_trigger(tmp_path):
+    write(tmp_path / "h.jsonl", [exported(1), exported(2, rating=7)])
+    db = open_db(tmp_path / "k.db")
+    with pytest.raises(HistoryError, match=r"h.jsonl:2: rating must be 1 to 4, not 7"):
+        import_history(db, tmp_path / "h.jsonl", SCHED)
+    assert db.execute("select count(*) from reviews").fetchone()[0] == 0
+    assert COUNT_TRIGGER in db.execute("select sql from sqlite_master").fetchall()
+
+
+def test_lines_are_read_in_blocks_and_a_long_line_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(history, "READ_BYTES", 64)  # lines straddle the blocks
+    records = [exported(n) for n in range(5)]
+    write(tmp_path / "h.jsonl", records)
+    values = [v for _, v in history._numbered_values(tmp_path / "h.jsonl", "jsonl")]
+    assert values == [checked_values(r) for r in records]
+    monkeypatch.setattr(history, "MAX_LINE_BYTES", 200)
+    with pytest.raises(HistoryError, match=r"h.jsonl:1: the line is longer than 1 MiB"):
+        list(history._numbered_values(tmp_path / "h.jsonl", "jsonl"))
+    assert FIELDS[0] == "id"

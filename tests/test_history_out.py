@@ -1,0 +1,142 @@
+"""The export written by SQLite is byte for byte what the reference writers give for each
+record: drill.review.ENCODER for JSON Lines, csv.writer for CSV (a carriage return quoted)."""
+
+import csv
+import io
+import json
+import uuid
+from datetime import datetime, timedelta, timezone
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from drill.history_out import export_history
+from drill.review import ENCODER, FIELDS, Review
+from drill.srs import iso
+from drill.store import open_db
+
+T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def reference(db, fmt: str) -> str:
+    """The stored reviews as the record writers give them, oldest first (ties by id)."""
+    columns = ", ".join(FIELDS)
+    stored = db.execute(f"select {columns} from reviews order by reviewed_at, id").fetchall()
+    records = [Review(*values).record() for values in stored]
+    if fmt == "jsonl":
+        return "".join(ENCODER.encode(record) + "\n" for record in records)
+    out = io.StringIO()
+    out.write(",".join(FIELDS) + "\n")
+    for record in records:
+        cells = []
+        for name in FIELDS:
+            value = record[name]
+            if value is None:
+                cells.append("")
+            elif isinstance(value, bool):
+                cells.append("true" if value else "false")
+            elif isinstance(value, dict):
+                cells.append(ENCODER.encode(value))
+            else:
+                cells.append(str(value))
+        # "\r\n" as the terminator makes csv.writer quote a cell holding either character
+        line = io.StringIO()
+        csv.writer(line, lineterminator="\r\n").writerow(cells)
+        out.write(line.getvalue()[:-2] + "\n")
+    return out.getvalue()
+
+
+def export(db, fmt: str) -> str:
+    out = io.BytesIO()
+    count = export_history(db, out, fmt)
+    assert count == db.execute("select count(*) from reviews").fetchone()[0]
+    return out.getvalue().decode("utf-8")
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_name = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12)
+_params = st.dictionaries(
+    _name,
+    st.one_of(
+        st.integers(min_value=-(2**70), max_value=2**70),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _text,
+        st.booleans(),
+        st.none(),
+        st.lists(st.integers(), max_size=3),
+    ),
+    max_size=4,
+)
+
+
+@st.composite
+def reviews(draw):
+    rows = []
+    for _ in range(draw(st.integers(min_value=0, max_value=6))):
+        params = draw(st.one_of(st.none(), _params))
+        # what the quiz stores (json.dumps: spaces, \\u escapes, sorted) or an import (canonical)
+        if params is not None:
+            params = draw(
+                st.sampled_from([json.dumps(params, sort_keys=True), ENCODER.encode(params)])
+            )
+        rows.append(
+            {
+                "id": str(uuid.UUID(int=draw(st.integers(min_value=0, max_value=2**128 - 1)))),
+                "question_id": draw(_name),
+                "reviewed_at": iso(T0 + timedelta(seconds=draw(st.integers(0, 3)))),
+                "rating": draw(st.integers(min_value=1, max_value=4)),
+                "correct": draw(st.sampled_from([None, 0, 1])),
+                "answer": draw(st.one_of(st.none(), _text)),
+                "duration_ms": draw(st.one_of(st.none(), st.integers(0, 2**40))),
+                "seed": draw(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))),
+                "params": params,
+                "expected": draw(
+                    st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False))
+                ),
+                "unit": draw(st.one_of(st.none(), _name)),
+                "misconception": draw(st.one_of(st.none(), _name)),
+                "session_id": draw(st.one_of(st.none(), _name)),
+                "cram": draw(st.sampled_from([0, 1])),
+            }
+        )
+    return rows
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=reviews())
+def test_each_line_is_what_the_record_writers_write(tmp_path_factory, rows):
+    db = open_db(tmp_path_factory.mktemp("db") / "k.db")
+    unique = list({row["id"]: row for row in rows}.values())
+    db["reviews"].insert_all(unique)
+    for fmt in ("jsonl", "csv"):
+        assert export(db, fmt) == reference(db, fmt)
+    db.conn.close()
+
+
+def test_awkward_values_by_hand(tmp_path):
+    db = open_db(tmp_path / "k.db")
+    row = dict.fromkeys(FIELDS)
+    row.update(
+        id=str(uuid.UUID(int=7)),
+        question_id='q, "quoted"',
+        reviewed_at=iso(T0),
+        rating=2,
+        correct=0,
+        answer="line one\r\nline two, \u00e9\x01\x7f",
+        params=json.dumps({"b": 1e16, "a": "\u00e9", "c": [1, 2]}, sort_keys=True),
+        expected=1e-05,
+        cram=1,
+    )
+    db["reviews"].insert(row)
+    assert export(db, "jsonl") == (
+        '{"id":"00000000-0000-0000-0000-000000000007","question_id":"q, \\"quoted\\"",'
+        '"reviewed_at":"2026-10-01T09:00:00.000000+00:00","rating":2,"correct":false,'
+        '"answer":"line one\\r\\nline two, \u00e9\\u0001\x7f","duration_ms":null,"seed":null,'
+        '"params":{"a":"\u00e9","b":1e+16,"c":[1,2]},"expected":1e-05,"unit":null,'
+        '"misconception":null,"session_id":null,"cram":true}\n'
+    )
+    assert export(db, "csv").splitlines(keepends=True)[1:] == [
+        '00000000-0000-0000-0000-000000000007,"q, ""quoted""",'
+        '2026-10-01T09:00:00.000000+00:00,2,false,"line one\r\n',
+        'line two, \u00e9\x01\x7f",,,"{""a"":""\u00e9"",""b"":1e+16,""c"":[1,2]}",1e-05,,,,true\n',
+    ]
