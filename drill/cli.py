@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "bank": "drill.commands.bank:bank",
     "kv": "drill.commands.kv:kv",
     "sheet": "drill.commands.sheet:sheet",
+    "interview": "drill.commands.interview:interview",
     "stats": "drill.commands.stats:stats",
     "export": "drill.commands.history:export_cmd",
     "import": "drill.commands.history:import_cmd",

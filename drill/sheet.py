@@ -183,7 +183,7 @@ def build_documents(
 # -------------------------------------------------------------------------- Markdown
 
 
-def _md_escape(text: str) -> str:
+def md_escape(text: str) -> str:
     """Text with no HTML left in it (Markdown passes raw HTML through to the page), and
     no escape sequences (a sheet goes to standard output unless written to a file)."""
     text = printable(text)
@@ -194,7 +194,7 @@ def _md_list(items: Sequence[str], marker) -> list[str]:
     lines = []
     for i, item in enumerate(items):
         head = marker(i)
-        body = _md_escape(item).strip().splitlines() or [""]
+        body = md_escape(item).strip().splitlines() or [""]
         lines.append(f"{head} {body[0]}")
         lines += [" " * (len(head) + 1) + rest for rest in body[1:]]
     return lines
@@ -202,12 +202,12 @@ def _md_list(items: Sequence[str], marker) -> list[str]:
 
 def _md_block(block: Block) -> list[str]:
     if block.kind == "text":
-        return [_md_escape(block.text)]
+        return [md_escape(block.text)]
     if block.kind in ("label", "note"):
-        return [f"*{_md_escape(block.text)}*"]
+        return [f"*{md_escape(block.text)}*"]
     if block.kind == "answer":
         # several lines (the right options of a choice) stay lines: a hard break each
-        return ["**Answer:** " + "\\\n".join(_md_escape(block.text).strip().splitlines())]
+        return ["**Answer:** " + "\\\n".join(md_escape(block.text).strip().splitlines())]
     if block.kind == "steps":
         return _md_list(block.items, lambda i: f"{i + 1}.")
     if block.kind == "bullets":
@@ -223,11 +223,11 @@ def _md_block(block: Block) -> list[str]:
 
 
 def render_markdown(doc: Document) -> str:
-    out = [f"# {_md_escape(doc.title)}", "", _md_escape(doc.intro)]
+    out = [f"# {md_escape(doc.title)}", "", md_escape(doc.intro)]
     for part, section in enumerate(doc.sections, start=1):
-        out += ["", f"## Part {part}. {_md_escape(section.title)}"]
+        out += ["", f"## Part {part}. {md_escape(section.title)}"]
         for item in section.items:
-            out += ["", f"### {item.number}. {_md_escape(item.title)}"]
+            out += ["", f"### {item.number}. {md_escape(item.title)}"]
             for block in item.blocks:
                 out += ["", *_md_block(block)]
     return "\n".join(out) + "\n"
@@ -271,35 +271,35 @@ code { font: .95em "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 """
 
 
-def _html_escape(text: str) -> str:
+def html_escape(text: str) -> str:
     return html.escape(printable(text))
 
 
-def _html_text(text: str) -> str:
+def html_text(text: str) -> str:
     """Escaped bank text: blank lines part paragraphs, single newlines break lines."""
     paragraphs = [p.strip() for p in text.strip().split("\n\n") if p.strip()]
     return "".join(
-        "<p>" + "<br>".join(_html_escape(line) for line in p.splitlines()) + "</p>"
+        "<p>" + "<br>".join(html_escape(line) for line in p.splitlines()) + "</p>"
         for p in paragraphs
     )
 
 
 def _html_items(items: Sequence[str]) -> str:
     return "".join(
-        "<li>" + "<br>".join(_html_escape(line) for line in item.strip().splitlines()) + "</li>"
+        "<li>" + "<br>".join(html_escape(line) for line in item.strip().splitlines()) + "</li>"
         for item in items
     )
 
 
 def _html_block(block: Block) -> str:
     if block.kind == "text":
-        return _html_text(block.text)
+        return html_text(block.text)
     if block.kind == "label":
-        return f'<p class="label">{_html_escape(block.text)}</p>'
+        return f'<p class="label">{html_escape(block.text)}</p>'
     if block.kind == "note":
-        return f'<p class="note">{_html_escape(block.text)}</p>'
+        return f'<p class="note">{html_escape(block.text)}</p>'
     if block.kind == "answer":
-        body = "<br>".join(_html_escape(line) for line in block.text.strip().splitlines())
+        body = "<br>".join(html_escape(line) for line in block.text.strip().splitlines())
         return f'<p class="answer">{body}</p>'
     if block.kind == "steps":
         return f"<ol>{_html_items(block.items)}</ol>"
@@ -310,7 +310,7 @@ def _html_block(block: Block) -> str:
     if block.kind == "space":
         return '<div class="space">' + '<div class="line"></div>' * block.lines + "</div>"
     if block.kind == "command":
-        code = _html_escape(block.text)
+        code = html_escape(block.text)
         return f'<p class="practise">Practise this draw: <code>{code}</code></p>'
 
     raise ValueError(f"unknown block kind {block.kind!r}")
@@ -319,16 +319,16 @@ def _html_block(block: Block) -> str:
 def render_html(doc: Document) -> str:
     """One self-contained page (`drill.html_page`): inline CSS with print rules."""
     out = [
-        *page_head(_html_escape(doc.title), _CSS),
-        f"<header><h1>{_html_escape(doc.title)}</h1>",
-        f'<p class="meta">{_html_escape(doc.intro)}</p></header>',
+        *page_head(html_escape(doc.title), _CSS),
+        f"<header><h1>{html_escape(doc.title)}</h1>",
+        f'<p class="meta">{html_escape(doc.intro)}</p></header>',
     ]
     for part, section in enumerate(doc.sections, start=1):
-        out.append(f"<section><h2>Part {part}. {_html_escape(section.title)}</h2>")
+        out.append(f"<section><h2>Part {part}. {html_escape(section.title)}</h2>")
         for item in section.items:
             out.append(
                 f'<article><h3><span class="n">{item.number}.</span>'
-                f' <span class="tag">{_html_escape(item.title)}</span></h3>'
+                f' <span class="tag">{html_escape(item.title)}</span></h3>'
             )
             out += [_html_block(block) for block in item.blocks]
             out.append("</article>")

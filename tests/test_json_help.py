@@ -130,6 +130,9 @@ SITUATIONS = {
     ("config",): lambda tmp: [["--db", str(one_answer_db(tmp))]],
     ("unsuspend",): lambda tmp: [["--list", "--db", str(with_a_suspended_leech(tmp))]],
     ("engine", "show"): lambda tmp: [["--db", str(with_engine_run(tmp))]],
+    ("interview",): lambda tmp: [
+        ["--db", str(tmp / "iv.db"), "--seed", "1", "--n", "2", "--now", NOW],
+    ],
 }
 NOT_RUN = {("engine", "run"): "measures for minutes; `engine show` prints what it stores"}
 

@@ -1,0 +1,178 @@
+"""`kvdrill interview`: a timed mock interview in the terminal, then its scored report."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import uuid
+from pathlib import Path
+
+import click
+
+from drill.commands.options import bank_option, db_option, now_option, open_database
+
+INTERVIEW_HELP = """A timed mock interview: problems with follow-ups, explanations, then a report.
+
+The interviewer asks about half numeric problems and half questions to explain in
+your own words (one line each). A problem with a follow-up chain comes first: after
+it the same problem is asked again with one thing changed ("now the cache is FP8",
+"now 16 requests at once"), on the numbers before it. Every prompt shows the time
+gone, the time left and each question's share; nothing is marked until the end. s
+passes on a question (saved as a miss), q ends the interview early; when the time is
+up no further question is asked.
+
+Every answer is graded and saved before the next question, with the suggested
+rating (Again when wrong, Good or Easy when right, from the key points for an
+explanation): interview answers feed the schedule like the quiz's, in a session of
+mode "interview". Ctrl-C, q or the end of input keep every answer given, and the
+report covers them. The report gives per question the answer, the verdict with the
+right answer, the named mistake and the time taken; per topic a score (1 per right
+answer, the share of key points covered per explanation); and the three things to
+drill next. --report FILE writes it as Markdown, or as one self-contained web page
+when FILE ends in .html. --focus weak draws your weakest questions more often.
+
+\b
+--json prints the report as one JSON object (the prompts go to standard error):
+  seed, minutes, planned      the interview's seed, its minutes, questions planned
+  answered, ended_by          questions answered; done, time, quit, eof or interrupt
+  elapsed_s                   seconds from the first question to the end
+  score                       {points, of, percent}
+  questions                   per question: number, question_id, topic, kind,
+                              follow_up_of (the problem it follows up, or null), asked,
+                              answer (null: passed), verdict, expected, mistake, missed
+                              (key points), duration_ms, points, rating
+  topics                      per topic: topic, asked, points, percent
+  drill_next                  up to three: what, why, command
+"""
+
+
+@click.command(help=INTERVIEW_HELP, short_help="A timed mock interview and its scored report.")
+@click.option(
+    "--minutes",
+    type=click.FloatRange(min=1, max=600),
+    default=45,
+    show_default=True,
+    help="The interview's length.",
+)
+@click.option(
+    "-n",
+    "--n",
+    "count",
+    type=click.IntRange(min=1, max=100),
+    default=12,
+    show_default=True,
+    help="How many questions, follow-ups included.",
+)
+@click.option("--topic", help="Only questions of this topic.")
+@click.option("--seed", type=click.IntRange(min=0), help="Which interview (default: a random one).")
+@click.option("--focus", type=click.Choice(["weak"]), help="Weight the choice to weak spots.")
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the report to FILE: Markdown, or HTML for a name ending in .html.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (see above).")
+@bank_option
+@db_option()
+@now_option
+@click.option("--tick", "tick_s", type=click.FloatRange(0, 86_400), default=0.0, hidden=True)
+@click.option("--no-fuzz", is_flag=True, hidden=True, help="Exact intervals, for tests.")
+def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, db_path,
+              now_text, tick_s, no_fuzz) -> None:  # fmt: skip
+    # the quiz's fixed clock for --now/--tick, its line reader and its Ctrl-C guard
+    from drill.commands.quiz import _clock, _sigint_for_main_thread_only, read_input_line
+
+    with _sigint_for_main_thread_only():
+        from drill.bank import eligible_questions, load_default_bank
+        from drill.instance import make_instance
+        from drill.interview import InterviewIO, run_interview
+        from drill.interview_plan import plan_interview
+        from drill.interview_report import RENDERERS, build_report, render_text, report_json
+        from drill.outfile import protected_files, refuse_protected, write_text
+
+    protected = protected_files(db_path)
+    if report_path is not None:
+        refuse_protected(report_path, protected)
+    now, tick = _clock(now_text, tick_s)
+
+    def read_line() -> str | None:
+        import sys
+
+        tick()
+        return read_input_line(sys.stdin)
+
+    def write(text: str) -> None:
+        click.echo(text, nl=False, err=as_json)
+
+    db = open_database(db_path, write=True, now=now())
+    try:
+        bank = load_default_bank(banks)
+        questions = eligible_questions(bank, topic)
+        if seed is None:
+            seed = secrets.randbelow(2**31)
+        weights = _weak_weights(db, questions, now()) if focus == "weak" else None
+        turns = plan_interview(questions, count, seed, bank.get, make_instance, weights=weights)
+        save, finish = _storage(db, now(), no_fuzz)
+        try:
+            result = run_interview(turns, minutes, InterviewIO(read_line, write, now), save)
+        finally:
+            finish(now())
+    finally:
+        db.conn.close()
+    report = build_report(result, seed)
+    if report_path is not None:
+        fmt = "html" if report_path.suffix.lower() in (".html", ".htm") else "md"
+        write_text(report_path, RENDERERS[fmt](report), protected)
+    if as_json:
+        click.echo(json.dumps(report_json(report), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_text(report), nl=False)
+    if report_path is not None:
+        click.echo(f"Report written to {report_path}.", err=True)
+
+
+def _weak_weights(db, questions, now):
+    from drill.sheet import weak_weights
+    from drill.stats import question_figures
+
+    return weak_weights(question_figures(db, now, {q.id: q.topic for q in questions}))
+
+
+def _storage(db, started, no_fuzz: bool):
+    """(save, finish): store one answer as a review of an "interview" session, in one
+    transaction with the card's new schedule; close the session row."""
+    from drill.errors import StoreError
+    from drill.interview import counted_right, review_of
+    from drill.review_store import end_session, record_answer, rescue_review, start_session
+    from drill.settings import read_settings
+    from drill.srs import iso, make_scheduler, new_card_row, parse_iso, review_row
+
+    scheduler = make_scheduler(read_settings(db).retention, fuzz=not no_fuzz)
+    session_id = str(uuid.uuid4())
+    start_session(db, session_id, iso(started), "interview")
+
+    def save(answer) -> None:
+        review = review_of(answer, str(uuid.uuid4()), session_id)
+        moment = answer.answered_at
+
+        def reschedule(row):
+            current = row or new_card_row(review.question_id, moment)
+            # another session may have answered this card after our clock read
+            at = max(moment, parse_iso(current["last_review"])) if current["last_review"] else moment
+            return review_row(scheduler, current, review.rating, at)
+
+        try:
+            record_answer(db, review, reschedule, counted_correct=counted_right(answer))
+        except StoreError:
+            try:
+                where = rescue_review(db, review)
+                click.echo(f"Your answer could not be saved; it was written to {where}.", err=True)
+            except OSError:
+                pass
+            raise
+
+    def finish(ended) -> None:
+        end_session(db, session_id, iso(ended))
+
+    return save, finish
