@@ -53,7 +53,8 @@ def exported(n: int, **extra) -> dict:
 
 
 def careful(line: str):
-    """What the careful road makes of one line: its values, None for a blank, or the error."""
+    """What the careful road makes of one line (with its newline, as a file holds it): its
+    values, None for a blank, or the error."""
     from drill.json_input import JSONInputError, parse_json
 
     if not line.strip():
@@ -124,7 +125,7 @@ def test_the_fast_road_agrees_with_checked_values(record):
 )
 def test_a_line_reads_as_the_careful_road_reads_it(tmp_path_factory, line):
     line = line.replace("\n", " ").replace("\r", " ")
-    assert imported(tmp_path_factory.mktemp("l"), line) == careful(line)
+    assert imported(tmp_path_factory.mktemp("l"), line) == careful(line + "\n")
 
 
 @pytest.mark.parametrize(
@@ -145,7 +146,7 @@ def test_a_line_reads_as_the_careful_road_reads_it(tmp_path_factory, line):
     ],
 )
 def test_awkward_lines_by_hand(tmp_path, line):
-    assert imported(tmp_path, line) == careful(line.removeprefix("\ufeff"))
+    assert imported(tmp_path, line) == careful(line.removeprefix("\ufeff") + "\n")
 
 
 def write(path, records):
