@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import tzinfo
+from datetime import date, tzinfo
 from typing import Any
 
 from drill.days import DayClock
@@ -51,6 +51,16 @@ def _time_zone(text: str) -> str:
         return "local"
     zone_of(name)  # raises ValueError for a name it cannot use
     return name
+
+
+def _interview_date(text: str) -> date | None:
+    text = text.strip()
+    if text.lower() in ("none", "off", ""):
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ValueError("a date such as 2027-01-15, or none") from None
 
 
 def zone_of(name: str) -> tzinfo | None:
@@ -96,6 +106,10 @@ SETTINGS: dict[str, Setting] = {
         ),
         Setting("rollover-hour", _bounded_int(0, 23), "local hour at which a new day begins"),
         Setting("timezone", _time_zone, "IANA zone of your days (Europe/Berlin), or local"),
+        Setting(
+            "interview-date", _interview_date,
+            "YYYY-MM-DD: bring every card back before it, raising retention (none: off)",
+        ),
     )
 }  # fmt: skip
 
@@ -111,12 +125,19 @@ class Settings:
     leech_threshold: int = 8  # Anki's default
     rollover_hour: int = 4
     timezone: str = "local"
+    interview_date: date | None = None  # drill.deadline schedules toward it
 
     def day_clock(self) -> DayClock:
         return DayClock(zone_of(self.timezone), self.rollover_hour)
 
+    def json_value(self, key: str) -> Any:
+        """The value as `kvdrill config --json` prints it (a date as YYYY-MM-DD)."""
+        value = getattr(self, setting(key).attribute)
+        return value.isoformat() if isinstance(value, date) else value
+
     def shown(self, key: str) -> str:
-        return str(getattr(self, setting(key).attribute))
+        value = getattr(self, setting(key).attribute)
+        return "none" if value is None else str(value)
 
 
 def setting(key: str) -> Setting:

@@ -75,7 +75,7 @@ def config_cmd(
             db.conn.close()
     if as_json:
         keys = [setting(key).key] if key is not None else list(SETTINGS)
-        click.echo(json.dumps({k: getattr(settings, SETTINGS[k].attribute) for k in keys}))
+        click.echo(json.dumps({k: settings.json_value(k) for k in keys}))
         return
     if key is not None:
         item = setting(key)
