@@ -291,7 +291,7 @@ def _html_items(items: Sequence[str]) -> str:
     )
 
 
-def _html_block(block: Block) -> str:
+def html_block(block: Block) -> str:
     if block.kind == "text":
         return html_text(block.text)
     if block.kind == "label":
@@ -330,7 +330,7 @@ def render_html(doc: Document) -> str:
                 f'<article><h3><span class="n">{item.number}.</span>'
                 f' <span class="tag">{html_escape(item.title)}</span></h3>'
             )
-            out += [_html_block(block) for block in item.blocks]
+            out += [html_block(block) for block in item.blocks]
             out.append("</article>")
         out.append("</section>")
     out += ["</body>", "</html>"]

@@ -137,3 +137,92 @@ def schema_cmd() -> None:
         "title": "kvdrill deck file",
     }
     click.echo(json.dumps(schema, indent=2))
+
+
+EXPORT_HELP = """Export the bank for Anki, Moodle or any tool that reads GIFT.
+
+\b
+--format anki    an Anki package (.apkg): a note per concept, choice and order
+                 question, -n notes per numeric template (one per draw); a note's
+                 GUID comes from its id (and a draw's seed), so importing a new
+                 export of the same draws updates those notes
+--format moodle  Moodle XML: numeric templates as calculated questions with their
+                 tolerance and datasets (the -n draws), or as -n numerical questions
+                 where Moodle cannot work a template out; choice as multichoice,
+                 concept as essay with the model answer as grader information
+--format gift    GIFT: numeric draws as numerical questions, choice as multiple
+                 choice, concept as essay
+
+Numeric templates are drawn with seeds --seed, --seed + 1, ...: the same bank,
+draws and seed give the same file, byte for byte. What each format cannot carry
+(also written at the top of a Moodle or GIFT file, and in the Anki deck's
+description):
+"""
+
+
+class _ExportCommand(click.Command):
+    """Its help lists each format's CANNOT_CARRY, read when help is asked for."""
+
+    def get_help(self, ctx: click.Context) -> str:
+        import textwrap
+
+        from drill.exports import FORMATS, exporter
+
+        lines = [EXPORT_HELP.rstrip(), "", "\b"]
+        for name in FORMATS:
+            for i, item in enumerate(exporter(name).CANNOT_CARRY):
+                head = f"{name if i == 0 else '':<7} - "
+                lines += textwrap.wrap(item, 78, initial_indent=head, subsequent_indent=" " * 10)
+        self.help = "\n".join(lines)
+        return super().get_help(ctx)
+
+
+@bank.command("export", cls=_ExportCommand, short_help="Export the bank for Anki, Moodle or GIFT.")
+@click.option(
+    "--format",
+    "fmt",
+    required=True,
+    type=click.Choice(["anki", "moodle", "gift"]),
+    help="The format to write.",
+)
+@click.option(
+    "-n",
+    "--draws",
+    type=click.IntRange(1, 1000),
+    default=3,
+    show_default=True,
+    help="Draws of each numeric template.",
+)
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+              help="The first draw's seed.")  # fmt: skip
+@click.option("--topic", help="Only questions of this topic.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The file to write.",
+)
+@bank_option
+def export_cmd(fmt, draws, seed, topic, output, banks) -> None:
+    from drill.bank import eligible_questions, load_default_bank
+    from drill.exports import export_items, exporter
+    from drill.exports.anki import bank_stamp
+    from drill.instance import make_instance
+    from drill.outfile import atomic_output, protected_files
+
+    protected = protected_files(None)
+    loaded = load_default_bank(banks)
+    questions = eligible_questions(loaded, topic)
+    items = export_items(questions, draws, seed, make_instance)
+    data, notes = exporter(fmt).render(items, bank_stamp(loaded.files))
+    with atomic_output(output, protected, binary=True) as out:
+        out.write(data)
+    entries = sum(len(item.instances) for item in items)
+    click.echo(
+        f"Wrote {output}: {len(items)} questions, {entries} with the numeric draws "
+        f"({draws} per template, seeds {seed} to {seed + draws - 1}).",
+        err=True,
+    )
+    for note in notes:
+        click.echo(f"Note: {note}.", err=True)

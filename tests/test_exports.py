@@ -1,0 +1,306 @@
+"""`kvdrill bank export`: Anki, Moodle XML and GIFT files read back as their tools read them."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from drill.bank import load_bank
+from drill.cli import cli
+from drill.exports import export_items, exporter
+from drill.instance import make_instance
+
+REPO = Path(__file__).resolve().parent.parent
+BANK = """\
+deck: export-test
+questions:
+  - id: ex-kv
+    kind: numeric
+    topic: ex-kv
+    tags: [kv formula]
+    prompt: >-
+      A model has {layers} layers and {kv_heads} KV heads of dimension 128, with a
+      {dtype_bytes}-byte cache. How big is one request's cache at {seq:,} tokens?
+    params:
+      layers: {choices: [32, 40]}
+      kv_heads: {choices: [8]}
+      dtype_bytes: {choices: [1, 2]}
+      seq: {choices: [4096]}
+    derived:
+      per_token: 2 * layers * kv_heads * 128 * dtype_bytes
+    answer: per_token * seq
+    unit: bytes
+    show_as: MiB
+    tolerance: {rel: 0.02}
+    solution: ["{per_token} × {seq} = {answer:MiB}"]
+    hint: "Count K and V."
+    misconceptions:
+      - {id: forgot-kv-factor, expr: per_token * seq / 2}
+  - id: ex-model
+    kind: numeric
+    topic: ex-kv
+    prompt: "How many bytes does {model} cache per token at FP16?"
+    params:
+      model: {preset: [llama-3-8b]}
+    answer: 2 * model_layers * model_kv_heads * model_head_dim * 2
+    unit: bytes
+    tolerance: {abs: 10}
+    solution: ["2 × {model_layers} × {model_kv_heads} × {model_head_dim} × 2"]
+  - id: ex-pick
+    kind: choice
+    topic: ex-mixed
+    prompt: "Which {braces} & <b>tags</b> stay text?"
+    hint: All of them.
+    options:
+      - {text: "a ~tilde = sign", correct: true, why: "Right: # and : too."}
+      - {text: "none", why: "Wrong."}
+  - id: ex-why
+    kind: concept
+    topic: ex-mixed
+    prompt: "Why cache K and V?"
+    answer: "So decode does not recompute them."
+    hint: Think of decode.
+    key_points:
+      - {point: "No recomputation", cues: [recompute]}
+  - id: ex-order
+    kind: order
+    topic: ex-mixed
+    prompt: "Order these."
+    hint: First things first.
+    items: [first, second]
+"""
+STAMP = 1_700_000_000.0
+
+
+@pytest.fixture
+def bank_file(tmp_path):
+    path = tmp_path / "export.yaml"
+    path.write_text(BANK, encoding="utf-8")
+    return path
+
+
+def rendered(bank_file, fmt: str, draws: int = 3, seed: int = 2):
+    questions = list(load_bank([bank_file]))
+    return exporter(fmt).render(export_items(questions, draws, seed, make_instance), STAMP)
+
+
+# ----------------------------------------------------------------------------- Anki
+
+
+def anki_notes(data: bytes) -> tuple[list[str], dict, list[tuple[str, str, list[str]]]]:
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    names = archive.namelist()
+    with sqlite3.connect(":memory:") as conn:
+        conn.deserialize(archive.read("collection.anki2"))
+        models = json.loads(conn.execute("select models from col").fetchone()[0])
+        notes = [
+            (guid, tags.strip(), flds.split("\x1f"))
+            for guid, tags, flds in conn.execute("select guid, tags, flds from notes order by id")
+        ]
+    return names, models, notes
+
+
+def test_the_anki_package_holds_the_exact_notes_and_guids(bank_file):
+    data, left_out = rendered(bank_file, "anki")
+    names, models, notes = anki_notes(data)
+    assert names == ["collection.anki2", "media"] and left_out == []
+    (model,) = models.values()
+    assert model["name"] == "kvdrill question"
+    assert [f["name"] for f in model["flds"]] == ["Question", "Answer", "Details", "Source"]
+    # genanki.guid_for(id) for fixed-text questions, guid_for(id, seed) for each draw
+    assert [(guid, fields[3]) for guid, _, fields in notes] == [
+        ("B0pOEz8{T:", "ex-kv · ex-kv · difficulty 2/3 · seed 2"),
+        ("EXt~_,h.di", "ex-kv · ex-kv · difficulty 2/3 · seed 3"),
+        ("dKzS(OMOTz", "ex-kv · ex-kv · difficulty 2/3 · seed 4"),
+        ("NAn_JKk&P!", "ex-model · ex-kv · difficulty 2/3 · seed 2"),
+        ("scY%vvDtk|", "ex-model · ex-kv · difficulty 2/3 · seed 3"),
+        ("o8AB)tq!Y!", "ex-model · ex-kv · difficulty 2/3 · seed 4"),
+        ("C]t:(ks#-$", "ex-order · ex-mixed · difficulty 2/3"),
+        ("yWODv#n5$)", "ex-pick · ex-mixed · difficulty 2/3"),
+        ("nsA2QCzxMk", "ex-why · ex-mixed · difficulty 2/3"),
+    ]
+    import genanki
+
+    assert notes[2][0] == genanki.guid_for("ex-kv", 4)
+    assert notes[8][0] == genanki.guid_for("ex-why")
+    kv = notes[2][2]
+    assert kv[:3] == [
+        "<p>A model has 40 layers and 8 KV heads of dimension 128, with a 1-byte cache. How "
+        "big is one request&#x27;s cache at 4,096 tokens?</p>",
+        '<p class="answer">320 MiB (= 335,544,320 bytes; 336 MB)</p>',
+        "<p>Accepted within ±2 %.</p><p class=\"label\">Worked solution</p><ol><li>81,920 × "
+        "4,096 = 320 MiB</li></ol><p class=\"label\">Wrong answers and the mistake behind them"
+        "</p><ul><li>forgot the K+V factor of 2: 160 MiB</li></ul>",
+    ]
+    assert notes[0][1] == "kvdrill numeric ex-kv kv_formula"
+    pick = notes[7]
+    assert pick[1] == "kvdrill choice ex-mixed"
+    assert pick[2][:3] == [
+        "<p>Which {braces} &amp; &lt;b&gt;tags&lt;/b&gt; stay text?</p><ol class=\"options\">"
+        "<li>a ~tilde = sign</li><li>none</li></ol><p class=\"note\">Choose every option that "
+        "is right.</p>",
+        '<p class="answer">A. a ~tilde = sign</p>',
+        "<ul><li>A (right): a ~tilde = sign — Right: # and : too.</li><li>B (wrong): none — "
+        "Wrong.</li></ul>",
+    ]
+    assert notes[6][2][1:3] == ['<p class="answer">B, A</p>', "<ol><li>first</li><li>second</li></ol>"]
+    assert notes[8][2][1:3] == [
+        '<p class="answer">So decode does not recompute them.</p>',
+        '<p class="label">Key points</p><ul><li>No recomputation</li></ul>',
+    ]
+
+
+def test_anki_guids_follow_the_draw_so_a_new_export_updates_the_same_notes(bank_file):
+    first = [guid for guid, _, _ in anki_notes(rendered(bank_file, "anki", 2, seed=1)[0])[2]]
+    later = [guid for guid, _, _ in anki_notes(rendered(bank_file, "anki", 2, seed=2)[0])[2]]
+    assert first[1] == later[0]  # the draw with seed 2 is one note in both exports
+    assert first[4:] == later[4:]  # a fixed-text question is always the same note
+
+
+# ----------------------------------------------------------------------------- Moodle
+
+
+def moodle_questions(data: bytes) -> dict[str, ET.Element]:
+    root = ET.fromstring(data)
+    assert root.tag == "quiz"
+    return {q.findtext("name/text"): q for q in root if q.get("type") != "category"}
+
+
+def moodle_value(formula: str, values: dict[str, str]) -> float:
+    """A Moodle formula worked out in Python (the few functions the export writes)."""
+    text = re.sub(r"\{(\w+)\}", lambda m: f"({values[m.group(1)]})", formula)
+    return eval(text.replace("pow(", "_pow("), {"_pow": pow, "__builtins__": {}})  # test only
+
+
+def test_moodle_xml_reads_back_with_the_banks_answers_and_tolerances(bank_file):
+    data, notes = rendered(bank_file, "moodle")
+    assert data.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<!--\nExported from kvdrill.')
+    questions = moodle_questions(data)
+    assert sorted(questions) == [
+        "ex-kv", "ex-model (seed 2)", "ex-model (seed 3)", "ex-model (seed 4)", "ex-pick",
+        "ex-why",
+    ]  # fmt: skip
+    assert notes == [
+        "left out 1 order question(s): ex-order",
+        "1 numeric template(s) as drawn numerical questions (not calculated): ex-model",
+    ]
+    kv = questions["ex-kv"]
+    assert kv.get("type") == "calculated"
+    assert kv.findtext("questiontext/text") == (
+        "<p>A model has {layers} layers and {kv_heads} KV heads of dimension 128, with a "
+        "{dtype_bytes}-byte cache. How big is one request&#x27;s cache at {seq} tokens?</p>"
+        "<p>Answer in MiB.</p>"
+    )
+    right, wrong = kv.findall("answer")
+    assert (right.get("fraction"), right.findtext("tolerance"), right.findtext("tolerancetype")) == (
+        "100", "0.02", "1",
+    )  # fmt: skip
+    assert right.findtext("text") == "(2 * {layers} * {kv_heads} * 128 * {dtype_bytes} * {seq}) / 1048576"
+    assert wrong.get("fraction") == "0"
+    assert "Mistake: forgot the K+V factor of 2." in wrong.findtext("feedback/text")
+    assert kv.findtext("units/unit/unit_name") == "MiB"
+    datasets = {
+        d.findtext("name/text"): [v.text for v in d.findall("dataset_items/dataset_item/value")]
+        for d in kv.findall("dataset_definitions/dataset_definition")
+    }
+    assert datasets == {
+        "layers": ["32", "32", "40"], "kv_heads": ["8", "8", "8"],
+        "dtype_bytes": ["2", "1", "1"], "seq": ["4096", "4096", "4096"],
+    }  # fmt: skip
+    # each dataset item gives the bank's answer for that draw, in MiB
+    bank = load_bank([bank_file])
+    for k, seed in enumerate((2, 3, 4)):
+        instance = make_instance(bank.get("ex-kv"), seed)
+        values = {name: items[k] for name, items in datasets.items()}
+        assert moodle_value(right.findtext("text"), values) == instance.expected / 2**20
+    assert kv.findtext("hint/text") == "<p>Count K and V.</p>"
+
+    drawn = questions["ex-model (seed 2)"]
+    assert drawn.get("type") == "numerical"  # a model preset: Moodle cannot draw it
+    (answer,) = drawn.findall("answer")
+    # 131,072 bytes in KiB, within the bank's ±10 bytes
+    assert (answer.findtext("text"), answer.findtext("tolerance")) == ("128", "0.00976562")
+    assert drawn.findtext("units/unit/unit_name") == "KiB"
+
+    pick = questions["ex-pick"]
+    assert pick.get("type") == "multichoice" and pick.findtext("single") == "true"
+    assert [(a.get("fraction"), a.findtext("text"), a.findtext("feedback/text"))
+            for a in pick.findall("answer")] == [
+        ("100", "<p>a ~tilde = sign</p>", "<p>Right: # and : too.</p>"),
+        ("0", "<p>none</p>", "<p>Wrong.</p>"),
+    ]  # fmt: skip
+    why = questions["ex-why"]
+    assert why.get("type") == "essay"
+    assert why.findtext("graderinfo/text") == (
+        '<p class="answer">So decode does not recompute them.</p><p class="label">Key points'
+        "</p><ul><li>No recomputation</li></ul>"
+    )
+
+
+# ----------------------------------------------------------------------------- GIFT
+
+
+def test_gift_escapes_its_special_characters_and_carries_the_named_mistakes(bank_file):
+    text = rendered(bank_file, "gift")[0].decode()
+    assert text.startswith("// Exported from kvdrill. Not carried:\n// - order questions")
+    assert (
+        "::ex-pick::[html]<p>Which \\{braces\\} &amp; &lt;b&gt;tags&lt;/b&gt; stay text?</p>{\n"
+        "    =<p>a \\~tilde \\= sign</p>#<p>Right\\: \\# and \\: too.</p>\n"
+        "    ~<p>none</p>#<p>Wrong.</p>\n}"
+    ) in text
+    assert (
+        "::ex-kv (seed 4)::[html]<p>A model has 40 layers and 8 KV heads of dimension 128, with "
+        "a 1-byte cache. How big is one request&\\#x27;s cache at 4,096 tokens?</p><p>Answer in "
+        "MiB.</p>{#\n    =320:6.4\n    =%0%160:3.2#<p>Mistake\\: forgot the K+V factor of 2."
+    ) in text
+    assert "::ex-why::[html]<p>Why cache K and V?</p>{####<p class\\=\"answer\">So decode" in text
+    assert "ex-order" not in text.split("\n\n", 1)[1]
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+@pytest.mark.parametrize("fmt", ["anki", "moodle", "gift"])
+def test_re_export_is_byte_identical_for_the_same_seed(bank_file, tmp_path, fmt):
+    outputs = []
+    for name, seed in (("a", 1), ("b", 1), ("c", 5)):
+        out = tmp_path / f"{name}.{fmt}"
+        args = ["bank", "export", "--format", fmt, "--bank", str(bank_file), "--topic", "ex-kv",
+                "-n", "2", "--seed", str(seed), "-o", str(out)]  # fmt: skip
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert outputs[0] != outputs[2]
+    assert "Wrote" in result.stderr and "2 questions, 4 with the numeric draws" in result.stderr
+
+
+def test_export_help_states_what_each_format_cannot_carry():
+    result = CliRunner().invoke(cli, ["bank", "export", "-h"])
+    assert result.exit_code == 0
+    for text in ("anki    - grading: Anki shows the answer", "moodle  - order questions",
+                 "gift    - order questions (GIFT has no ordering question)"):  # fmt: skip
+        assert text in result.output
+
+
+def test_genanki_is_imported_only_by_the_anki_export():
+    script = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from drill.cli import cli\n"
+        "CliRunner().invoke(cli, ['bank', 'export', '-h'])\n"
+        "import drill.exports.moodle, drill.exports.gift, drill.exports.anki\n"
+        "print('genanki' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
+    assert done.stdout.strip() == "False", done.stderr
