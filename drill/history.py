@@ -387,19 +387,20 @@ def import_history(
     conn.execute(f"pragma cache_size = -{IMPORT_CACHE_KIB}")
     try:
         with write_transaction(db), _counting_once(conn):
-            before = conn.execute("select count(*) from reviews").fetchone()[0]
-            in_order = _ReplayInOrder(scheduler) if before == 0 else None
+            empty = conn.execute("select not exists (select 1 from reviews)").fetchone()[0]
+            in_order = _ReplayInOrder(scheduler) if empty else None
+            added = 0
             for batch in _batches(_numbered_values(path, fmt), batch_size):
                 read += len(batch)
                 for number, values in batch:
                     seen.add(number, values)
                     if in_order is not None:
                         in_order.add(values)
-                conn.executemany(_INSERT_SQL, [values for _number, values in batch])
+                # rowcount: the rows inserted, a review already present not counted
+                added += conn.executemany(_INSERT_SQL, [v for _n, v in batch]).rowcount
             read -= _check_repeats(path, fmt, seen)
-            after = conn.execute("select count(*) from reviews").fetchone()[0]
             replayed = in_order.cards() if in_order is not None else None
-            cards = rebuild_cards(db, scheduler, replayed) if after > before else 0
+            cards = rebuild_cards(db, scheduler, replayed) if added else 0
     finally:
         conn.execute(f"pragma cache_size = {cache_pages}")
-    return ImportResult(read=read, added=after - before, cards=cards)
+    return ImportResult(read=read, added=added, cards=cards)
