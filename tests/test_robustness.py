@@ -665,8 +665,8 @@ def test_markdown_sheet_and_key_show_bank_html_as_text(tmp_path, monkeypatch):
         "## Part 2. Multiple choice\n\n"
         "### 2. evil-only · difficulty 2/3\n\n"
         "Which tag runs &lt;script&gt;alert(1)&lt;/script&gt; &amp; friends?\n\n"
-        "A. plain &gt; text\n"
-        "B. &lt;img src=x onerror=alert(1)&gt;\n\n"
+        "- A. plain &gt; text\n"
+        "- B. &lt;img src=x onerror=alert(1)&gt;\n\n"
         "*Choose every option that is right.*\n\n"
         "Answer: ________________________________________\n"
     )
