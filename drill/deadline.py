@@ -1,10 +1,11 @@
 """An interview date: scheduling toward a day the user must be ready on.
 
 With `kvdrill config interview-date 2027-01-15` set:
-- a card whose next review would fall on or after that day is brought forward into
-  the last days before it (`capped_due`), so every card is reviewed at least once
-  more shortly before the interview; cards are spread over up to SPREAD_DAYS days by
-  a stable hash of their id, so the reviews do not all land on the last evening;
+- a card whose next review would fall on or after that day, and that has not been
+  reviewed in the last SPREAD_DAYS days before it, is brought forward into those
+  days (`capped_due`), so every card is reviewed at least once more shortly before
+  the interview; cards are spread over them by a stable hash of their id, so the
+  reviews do not all land on the last evening;
 - the desired retention rises as the day approaches (`retention_toward`): from the
   user's own setting RAMP_DAYS days out to PEAK_RETENTION on the last day before it
   (never lowered), so intervals shorten when forgetting would cost most.
@@ -45,17 +46,23 @@ def _spread(question_id: str, width: int) -> int:
 
 
 def capped_due(
-    due: datetime, question_id: str, now: datetime, interview: date, days: DayClock
+    due: datetime,
+    question_id: str,
+    last_review: datetime | None,
+    now: datetime,
+    interview: date,
+    days: DayClock,
 ) -> datetime:
     """`due`, or a day shortly before the interview when `due` is on or after its day.
 
-    The new day is one of the last min(SPREAD_DAYS, days left - 1) days before the
-    interview, chosen by the question's id; when that day has already begun (the
-    interview is tomorrow or today) the due time is left alone: the review just made
-    is the last one before it.
+    A card last reviewed within the final SPREAD_DAYS days before the interview has
+    had its review before it and keeps `due`. Any other card moves to one of the last
+    min(SPREAD_DAYS, days left - 1) days before the interview, chosen by its id, as
+    long as that day is still ahead of `now`.
     """
     start = days.start_of(interview)
-    if due < start:
+    final_stretch = days.start_of(interview - timedelta(days=SPREAD_DAYS))
+    if due < start or (last_review is not None and last_review >= final_stretch):
         return due
     width = max(1, min(SPREAD_DAYS, days_left(interview, now, days) - 1))
     target = days.start_of(interview - timedelta(days=1 + _spread(question_id, width)))

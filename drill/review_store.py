@@ -364,3 +364,20 @@ def rescue_review(db, review: Review) -> Path:
         out.flush()
         os.fsync(out.fileno())
     return target
+
+
+def move_dues(db, new_due: Callable[[str, datetime, datetime | None], datetime]) -> int:
+    """Set every card's due to `new_due(question_id, due, last_review)` in one transaction;
+    returns how many changed."""
+    from drill.srs import iso, parse_iso
+
+    with write_transaction(db):
+        rows = db.execute("select question_id, due, last_review from cards").fetchall()
+        changes = []
+        for qid, due_text, last_text in rows:
+            due = parse_iso(due_text)
+            moved = new_due(qid, due, parse_iso(last_text) if last_text else None)
+            if moved != due:
+                changes.append((iso(moved), qid))
+        db.conn.executemany("update cards set due = ? where question_id = ?", changes)
+    return len(changes)

@@ -19,11 +19,12 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from drill.bank import eligible_questions
 from drill.days import DayClock
+from drill.deadline import capped_due
 from drill.errors import CardError, KvdrillError, StoreError
 from drill.kinds import kind_of
 from drill.plan import (
@@ -90,6 +91,7 @@ class SessionOptions:
     learn_ahead: timedelta = timedelta(minutes=20)
     leech_threshold: int = 8  # lapses that make a card a leech (0: never)
     drill: str | None = None  # a misconception id: practise the questions that test it
+    interview: date | None = None  # bring cards back before this day (drill.deadline)
 
 
 @dataclass(frozen=True)
@@ -401,7 +403,14 @@ class _Session:
             at = now
             if current["last_review"]:
                 at = max(now, parse_iso(current["last_review"]))
-            return review_row(self.scheduler, current, rating, at)
+            row = review_row(self.scheduler, current, rating, at)
+            if self.options.interview is not None:
+                due = capped_due(
+                    parse_iso(row["due"]), instance.question_id, at, at,
+                    self.options.interview, self.days,
+                )  # fmt: skip
+                row["due"] = iso(due)
+            return row
 
         try:
             change = record_answer(

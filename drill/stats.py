@@ -435,16 +435,21 @@ def collect_stats(
     misconception_names: Mapping[str, str] | None = None,
     scheduler=None,
     days: DayClock = UTC_DAYS,
+    interview: date | None = None,
 ) -> dict[str, Any]:
     """Everything `kvdrill stats` shows, as one JSON-ready object (keys in its help).
 
     With `topics` (question id -> topic for the bank), due counts cover only questions
     in the bank and the removed ones are grouped under REMOVED_TOPIC. `days` are the
-    user's days (plain UTC days by default).
+    user's days (plain UTC days by default). With an `interview` date the object has
+    an `interview` entry (`interview_readiness`).
     """
     active_ids = sorted(topics) if topics is not None else None
     figures = question_figures(db, now, topics, scheduler)
     cards = db.execute("select count(*) from cards").fetchone()[0]
+    extra = {}
+    if interview is not None:
+        extra["interview"] = interview_readiness(db, now, interview, topics, days, scheduler)
     return {
         "now": iso(now),
         "days": describe_days(days),
@@ -461,10 +466,67 @@ def collect_stats(
             "reviews": sum(f["reviews"] for f in figures),
             **held_counts(db, now),
         },
+        **extra,
+    }
+
+
+INTERVIEW_FORECAST_DAYS = 60  # the most days of workload listed before an interview
+
+
+def interview_readiness(
+    db: Database,
+    now: datetime,
+    interview: date,
+    topics: Mapping[str, str] | None,
+    days: DayClock = UTC_DAYS,
+    scheduler=None,
+) -> dict[str, Any]:
+    """How the days up to an interview look: the reviews due on each day before it, and
+    per topic the recall predicted for its morning if no review came before then (a
+    floor: the scheduled reviews raise it)."""
+    left = (interview - days.day_of(now)).days
+    day_start = days.start_of(interview)
+    active_ids = sorted(topics) if topics is not None else None
+    workload = (
+        forecast(db, now, active_ids, count=min(left, INTERVIEW_FORECAST_DAYS), days=days)
+        if left > 0
+        else []
+    )
+    on_the_day = question_figures(db, max(now, day_start), topics, scheduler)
+    return {
+        "date": interview.isoformat(),
+        "days_left": left,
+        "reviews_before": sum(d["due"] for d in workload),
+        "workload": workload,
+        "topics": [
+            {"topic": t["topic"], "questions": t["questions"], "recall": t["retrievability"]}
+            for t in topic_mastery(on_the_day)
+            if t["topic"] != REMOVED_TOPIC
+        ],
     }
 
 
 # ----------------------------------------------------------------------------- text
+
+
+def render_interview(figures: Mapping[str, Any]) -> list[str]:
+    """The interview lines of the text report."""
+    left = figures["days_left"]
+    when = f"{figures['date']}, " + (
+        "today" if left == 0 else "passed" if left < 0 else f"in {left} day{'s' * (left != 1)}"
+    )
+    lines = [f"Interview {when}"]
+    workload = figures["workload"]
+    if workload:
+        busiest = max(workload, key=lambda d: d["due"])
+        lines.append(
+            f"  {figures['reviews_before']} reviews due before it; the busiest day "
+            f"{busiest['date'][5:]} ({busiest['due']})"
+        )
+    if figures["topics"]:
+        ready = ", ".join(f"{t['topic']} {percent(t['recall'])}" for t in figures["topics"])
+        lines.append(f"  recall on the day if you stopped reviewing now: {ready}")
+    return lines
 
 
 def percent(value: float | None) -> str:
@@ -519,6 +581,8 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
             f"True retention, last {ret['window_days']} days: -"
             " (no reviews yet of questions seen on an earlier day)"
         )
+    if "interview" in stats:
+        out += render_interview(stats["interview"])
 
     per_day = stats["heatmap"]
     busiest = max((d["reviews"] for d in per_day), default=0)

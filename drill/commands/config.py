@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from drill.commands.options import db_option, open_database
+from drill.commands.options import db_option, now_option, open_database, parse_now, user_days
 
 CONFIG_HELP = """Show or change settings kept in the database.
 
@@ -50,8 +50,14 @@ def _settings_help() -> str:
 @click.option("--unset", is_flag=True, help="Put KEY back to its default.")
 @click.option("--json", "as_json", is_flag=True, help="Print every setting as JSON.")
 @db_option()
+@now_option
 def config_cmd(
-    key: str | None, value: str | None, unset: bool, as_json: bool, db_path: Path | None
+    key: str | None,
+    value: str | None,
+    unset: bool,
+    as_json: bool,
+    db_path: Path | None,
+    now_text: str | None,
 ) -> None:
     from drill.paths import default_db_path
     from drill.settings import SETTINGS, Settings, read_settings, setting, write_setting
@@ -69,6 +75,9 @@ def config_cmd(
         try:
             if writing and key is not None:
                 settings = write_setting(db, key, None if unset else value)
+                if setting(key).key == "interview-date" and settings.interview_date is not None:
+                    moved = _bring_cards_forward(db, settings, now_text)
+                    click.echo(f"{moved} cards brought back before the interview.", err=True)
             else:
                 settings = read_settings(db)
         finally:
@@ -86,3 +95,16 @@ def config_cmd(
         current = getattr(settings, item.attribute)
         mark = "" if current == item.default else "  (changed)"
         click.echo(f"{item.key:<{width}}  {settings.shown(item.key)}{mark}")
+
+
+def _bring_cards_forward(db, settings, now_text: str | None) -> int:
+    """Every card due on or after the interview day is brought into the days before it."""
+    from drill.deadline import capped_due
+    from drill.review_store import move_dues
+
+    now = parse_now(now_text)
+    days = user_days(settings, now_text)
+    interview = settings.interview_date
+    return move_dues(
+        db, lambda qid, due, last: capped_due(due, qid, last, now, interview, days)
+    )

@@ -191,6 +191,7 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, dri
         raise click.UsageError("--drill and --cram cannot be used together")
     with _sigint_for_main_thread_only():
         from drill.bank import load_default_bank
+        from drill.deadline import retention_toward
         from drill.session import SessionOptions, run_session
         from drill.settings import read_settings
 
@@ -202,17 +203,22 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, dri
     try:
         settings = read_settings(db)
         days = user_days(settings, now_text)
+        if retention is None:
+            retention = settings.retention
+            if settings.interview_date is not None:  # more recall as the interview nears
+                retention = retention_toward(retention, settings.interview_date, now(), days)
         options = SessionOptions(
             topic=topic,
             new_limit=settings.new_per_day if new_limit is None else new_limit,
             max_items=settings.max_per_session if max_items is None else max_items,
             seed=seed,
             cram=cram,
-            retention=settings.retention if retention is None else retention,
+            retention=retention,
             fuzz=not no_fuzz,
             learn_ahead=timedelta(minutes=settings.learn_ahead),
             leech_threshold=settings.leech_threshold,
             drill=drill,
+            interview=settings.interview_date,
         )
         bank = load_default_bank(banks)
         run_session(db, bank, options, io, days=days)

@@ -61,6 +61,10 @@ the same database and time give the same file.
                   scheduled, reviews up to now, cards suspended (`!` in the
                   quiz, or as leeches), buried until a later day (`-`), and
                   flagged as leeches
+  interview       only with `kvdrill config interview-date`: {date, days_left,
+                  reviews_before, workload [{date, due}] for each day until
+                  the interview, topics [{topic, questions, recall}]: recall
+                  predicted for that morning if no review came before it}
 Fractions are 0..1; accuracy is null for a question never answered.
 """
 
@@ -126,7 +130,10 @@ def stats(
         write_text(html_path, render_report(report), protected)
         click.echo(f"Report written to {html_path}.", err=True)
         return
-    figures = collect_stats(db, now, topics=topics, misconception_names=names, days=days)
+    figures = collect_stats(
+        db, now, topics=topics, misconception_names=names, days=days,
+        interview=settings.interview_date,
+    )  # fmt: skip
     if as_json:
         click.echo(escape_json_controls(json.dumps(figures, indent=2)))
     else:
