@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drill.html_page import page_head
+from drill.html_page import REPORT_CSS, page_head
 from drill.interview import Answer, InterviewResult
 from drill.interview_plan import clock
 from drill.kinds import kind_of
@@ -304,19 +304,13 @@ def render_markdown(report: Report) -> str:
 
 # ----------------------------------------------------------------------------- HTML
 
-_CSS = """
-* { box-sizing: border-box; }
-body { font: 15px/1.5 "Helvetica Neue", Arial, "DejaVu Sans", sans-serif; color: #1b1b1b;
-       max-width: 60em; margin: 2em auto; padding: 0 1.2em; }
-h1 { font-size: 1.5em; margin: 0 0 .2em; }
-h2 { font-size: 1.15em; border-bottom: 2px solid #222; padding-bottom: .2em; margin: 1.8em 0 .6em; }
+# the report look every kvdrill report page shares, and the interview's own marks
+_CSS = (
+    REPORT_CSS
+    + """
 h3 { font-size: 1em; margin: 1.2em 0 .3em; }
-.meta { color: #555; margin: 0 0 1em; }
-.score { font-size: 1.3em; font-weight: bold; }
-table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .35em .5em; border-bottom: 1px solid #ddd; vertical-align: top; }
-th { background: #f2f2f2; font-weight: 600; }
-td.n, th.n { text-align: right; white-space: nowrap; }
+.score { font-size: 1.3em; font-weight: bold; margin: .3em 0; }
+td { vertical-align: top; }
 td.topic { white-space: nowrap; }
 tr.right td.verdict { color: #1a7f37; }
 tr.wrong td.verdict { color: #b42318; }
@@ -328,8 +322,9 @@ ol.next li { margin: .3em 0; }
 code { font: .95em "DejaVu Sans Mono", Menlo, Consolas, monospace; background: #f4f4f4;
        padding: 0 .25em; }
 ul.details { color: #333; }
-@media print { body { max-width: none; margin: 0; } }
+article { break-inside: avoid; page-break-inside: avoid; }
 """
+)
 
 
 def _e(text: str | None) -> str:
@@ -351,8 +346,9 @@ def render_html(report: Report) -> str:
         f"({report.percent} %)</p>",
         f'<p class="meta">{_e(summary_line(report))}</p></header>',
         "<section><h2>Questions</h2><table>",
-        '<tr><th class="n">#</th><th>question</th><th>topic</th><th class="n">time</th>'
-        "<th>answer</th><th>verdict</th><th>mistake</th></tr>",
+        '<tr><th>#</th><th class="text">question</th><th class="text">topic</th><th>time</th>'
+        '<th class="text">answer</th><th class="text">verdict</th>'
+        '<th class="text">mistake</th></tr>',
     ]
     for row in report.rows:
         name = _e(row.question_id)
@@ -360,19 +356,19 @@ def render_html(report: Report) -> str:
             name += f"<br><small>follow-up to {row.follow_up_of}</small>"
         answer = _e(row.answer) if row.answer is not None else "<em>(passed)</em>"
         out.append(
-            f'<tr class="{_row_class(row)}"><td class="n">{row.number}</td><td>{name}</td>'
-            f'<td class="topic">{_e(row.topic)}</td>'
-            f'<td class="n">{clock(row.duration_ms / 1000)}</td>'
-            f'<td>{answer}</td><td class="verdict">{_e(_verdict_text(row))}</td>'
-            f"<td>{_e(row.mistake)}</td></tr>"
+            f'<tr class="{_row_class(row)}"><td>{row.number}</td><td class="text">{name}</td>'
+            f'<td class="text topic">{_e(row.topic)}</td>'
+            f"<td>{clock(row.duration_ms / 1000)}</td>"
+            f'<td class="text">{answer}</td><td class="text verdict">{_e(_verdict_text(row))}</td>'
+            f'<td class="text">{_e(row.mistake)}</td></tr>'
         )
     out += ["</table></section>", "<section><h2>By topic</h2><table>"]
-    out.append('<tr><th>topic</th><th class="n">asked</th><th class="n">score</th><th></th></tr>')
+    out.append('<tr><th class="text">topic</th><th>asked</th><th>score</th><th class="text"></th></tr>')
     for t in report.topics:
         bar = f'<span class="barbox"><span class="bar" style="width:{t.percent}%"></span></span>'
         out.append(
-            f'<tr><td>{_e(t.topic)}</td><td class="n">{t.asked}</td>'
-            f'<td class="n">{_e(_score(t.points))}</td><td>{bar}{t.percent} %</td></tr>'
+            f'<tr><td class="text">{_e(t.topic)}</td><td>{t.asked}</td>'
+            f'<td>{_e(_score(t.points))}</td><td class="text">{bar}{t.percent} %</td></tr>'
         )
     out += ["</table></section>", '<section><h2>Drill next</h2><ol class="next">']
     if not report.drill_next:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
-import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import pytest
+from browser import needs_browser, screenshot
 from click.testing import CliRunner
 
 from drill.bank import load_bank
@@ -297,28 +295,10 @@ def test_report_file_is_written_by_its_extension(tmp_path):
     assert result.exit_code == 1 and "refusing to write over" in result.output
 
 
-BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
-BROWSER = next((found for name in BROWSERS if (found := shutil.which(name))), None)
-
-
-@pytest.mark.skipif(BROWSER is None, reason="no Chromium to render the page with")
+@needs_browser
 def test_the_html_report_renders_in_chromium(tmp_path):
-    from PIL import Image
-
     _, result = interview(SCRIPT)
-    html_file, png = tmp_path / "report.html", tmp_path / "report.png"
-    html_file.write_text(render_html(build_report(result, seed=1)), encoding="utf-8")
-    done = subprocess.run(
-        [
-            str(BROWSER), "--headless", "--no-sandbox", "--disable-gpu",
-            "--disable-background-networking", "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars",
-            "--window-size=1000,1800", f"--screenshot={png}", html_file.as_uri(),
-        ],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert png.exists(), done.stderr
-    image = Image.open(png).convert("RGB")
+    image = screenshot(render_html(build_report(result, seed=1)), tmp_path, 1000, 1800)
     colours = {rgb for _, rgb in image.getcolors(1 << 24)}
     # the verdict colours (right green, wrong red, partial amber) and the topic bars' green
     for rgb in ((0x1A, 0x7F, 0x37), (0xB4, 0x23, 0x18), (0x9A, 0x67, 0x00), (0x22, 0xBB, 0x66)):
