@@ -70,6 +70,26 @@ def _row(cursor: sqlite3.Cursor, values: tuple | None) -> dict[str, Any] | None:
     return {col[0]: value for col, value in zip(cursor.description, values, strict=True)}
 
 
+def refresh_memory_states(db, scheduler) -> int:
+    """Recompute every reviewed card's stability and difficulty by replaying its non-cram
+    history with `scheduler`'s parameters; returns the cards updated. State, due date
+    and counts stay as they are (as Anki keeps due dates when FSRS's parameters
+    change): the next review schedules from the new memory state. Runs inside the
+    caller's transaction."""
+    from drill.srs import replay_rows
+
+    history = db.execute(
+        "select question_id, reviewed_at, rating from reviews"
+        " where not coalesce(cram, 0) order by reviewed_at, id"
+    )
+    cards = replay_rows(scheduler, history)
+    db.conn.executemany(
+        "update cards set stability = ?, difficulty = ? where question_id = ?",
+        [(card["stability"], card["difficulty"], qid) for qid, card in cards.items()],
+    )
+    return len(cards)
+
+
 def load_cards(db) -> dict[str, dict[str, Any]]:
     """Every card row by question id (including questions no longer in any bank)."""
     return {row["question_id"]: row for row in db.query("select * from cards")}

@@ -3,19 +3,28 @@
 Each setting has a default, a line of help and a parser that turns typed text into
 its value (ValueError with the reason when it cannot). Stored values are the text
 form, read back through the same parser, so a value a newer kvdrill wrote that this
-one cannot read falls back to the default instead of failing.
+one cannot read falls back to the default instead of failing. A setting may name what
+must follow a new value, done in the same transaction (new FSRS parameters recompute
+the cards' memory states).
+
+`Settings.scheduler` is the one place a user's FSRS scheduler is made: their fitted
+parameters (`kvdrill optimize`) or fsrs's defaults, at their retention.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drill.days import DayClock
 from drill.errors import KvdrillError
+
+if TYPE_CHECKING:
+    from fsrs import Scheduler
 
 
 class SettingError(KvdrillError):
@@ -63,6 +72,42 @@ def _interview_date(text: str) -> date | None:
         raise ValueError("a date such as 2027-01-15, or none") from None
 
 
+def _fsrs_parameters(text: str) -> tuple[float, ...] | None:
+    from fsrs.scheduler import LOWER_BOUNDS_PARAMETERS as LOW
+    from fsrs.scheduler import UPPER_BOUNDS_PARAMETERS as HIGH
+
+    from drill.json_input import parse_json
+
+    if text.strip().lower() in ("none", "default", ""):
+        return None
+    need = f"a JSON list of {len(LOW)} numbers within FSRS's bounds, or none"
+    try:
+        values = parse_json(text) if len(text) <= 4096 else None
+    except ValueError:
+        values = None
+    if not (isinstance(values, list) and len(values) == len(LOW)) or not all(
+        type(v) in (int, float) for v in values
+    ):
+        raise ValueError(need)
+    for index, (value, low, high) in enumerate(zip(values, LOW, HIGH, strict=True)):
+        if not low <= value <= high:
+            raise ValueError(f"{need} (w{index} from {low} to {high})")
+    return tuple(float(v) for v in values)
+
+
+def _shown_parameters(values: tuple[float, ...]) -> str:
+    first = " ".join(f"{v:.3g}" for v in values[:4])
+    return f"fitted ({len(values)}): {first} ... {values[-1]:.3g}"
+
+
+def _memory_follows_parameters(db, settings: Settings) -> None:
+    """FSRS's memory state (stability, difficulty) means something only under the
+    parameters that computed it: every card's is recomputed from its history."""
+    from drill.review_store import refresh_memory_states
+
+    refresh_memory_states(db, settings.scheduler(fuzz=False))
+
+
 def zone_of(name: str) -> tzinfo | None:
     """The zone called `name` (an IANA name such as Europe/Berlin); None for "local"."""
     if name == "local":
@@ -80,6 +125,8 @@ class Setting:
     key: str  # as typed: new-per-day; the Settings field is the same with underscores
     parse: Callable[[str], Any]
     help: str
+    # what must follow a new value, run in the transaction that stores it
+    changed: Callable[[Any, Settings], None] | None = None
 
     @property
     def attribute(self) -> str:
@@ -110,6 +157,11 @@ SETTINGS: dict[str, Setting] = {
             "interview-date", _interview_date,
             "YYYY-MM-DD: bring every card back before it, raising retention (none: off)",
         ),
+        Setting(
+            "fsrs-parameters", _fsrs_parameters,
+            "FSRS's weights, fitted by `kvdrill optimize` (none: FSRS's defaults)",
+            changed=_memory_follows_parameters,
+        ),
     )
 }  # fmt: skip
 
@@ -126,9 +178,20 @@ class Settings:
     rollover_hour: int = 4
     timezone: str = "local"
     interview_date: date | None = None  # drill.deadline schedules toward it
+    fsrs_parameters: tuple[float, ...] | None = None  # None: fsrs's defaults
 
     def day_clock(self) -> DayClock:
         return DayClock(zone_of(self.timezone), self.rollover_hour)
+
+    def scheduler(self, retention: float | None = None, *, fuzz: bool = True) -> Scheduler:
+        """The user's FSRS scheduler: their parameters at `retention` (default: theirs)."""
+        from drill.srs import make_scheduler
+
+        return make_scheduler(
+            self.retention if retention is None else retention,
+            fuzz=fuzz,
+            parameters=self.fsrs_parameters,
+        )
 
     def json_value(self, key: str) -> Any:
         """The value as `kvdrill config --json` prints it (a date as YYYY-MM-DD)."""
@@ -137,6 +200,8 @@ class Settings:
 
     def shown(self, key: str) -> str:
         value = getattr(self, setting(key).attribute)
+        if isinstance(value, tuple):
+            return _shown_parameters(value)
         return "none" if value is None else str(value)
 
 
@@ -188,10 +253,12 @@ def write_setting(db, key: str, text: str | None) -> Settings:
             db.execute("delete from settings where key = ?", [item.key])
         else:
             value = parse_value(item.key, text)
+            stored = json.dumps(list(value)) if isinstance(value, tuple) else str(value)
             db.execute(
                 "insert into settings (key, value) values (?, ?)"
                 " on conflict(key) do update set value = excluded.value",
-                [item.key, str(value)],
+                [item.key, stored],
             )
+        if item.changed is not None:
+            item.changed(db, read_settings(db))
     return read_settings(db)
-

@@ -8,20 +8,32 @@ reading the clock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from fsrs import Card, Rating, Scheduler, State
+from fsrs.scheduler import DEFAULT_PARAMETERS
 
 DEFAULT_RETENTION = 0.9
 _RATINGS = {int(rating): rating for rating in Rating}  # 1..4 -> Rating, without the enum call
 
 
-def make_scheduler(desired_retention: float = DEFAULT_RETENTION, *, fuzz: bool = True) -> Scheduler:
+def make_scheduler(
+    desired_retention: float = DEFAULT_RETENTION,
+    *,
+    fuzz: bool = True,
+    parameters: Sequence[float] | None = None,
+) -> Scheduler:
+    """An FSRS scheduler with `parameters` (None: fsrs's defaults). The user's own is
+    `Settings.scheduler`, which passes their fitted parameters."""
     if not 0.7 <= desired_retention <= 0.99:
         raise ValueError("desired retention must be between 0.70 and 0.99")
-    return Scheduler(desired_retention=desired_retention, enable_fuzzing=fuzz)
+    return Scheduler(
+        parameters=DEFAULT_PARAMETERS if parameters is None else parameters,
+        desired_retention=desired_retention,
+        enable_fuzzing=fuzz,
+    )
 
 
 def iso(dt: datetime) -> str:

@@ -54,6 +54,7 @@ def test_every_setting_has_a_field_and_a_default_in_one_place():
     assert {s.key: s.default for s in SETTINGS.values()} == {
         "retention": 0.9, "new-per-day": 10, "max-per-session": 20, "learn-ahead": 20,
         "leech-threshold": 8, "rollover-hour": 4, "timezone": "local", "interview-date": None,
+        "fsrs-parameters": None,
     }  # fmt: skip
 
 
@@ -91,7 +92,7 @@ def test_values_are_read_from_text(key, text, value):
                                          "Europe/Berlin, or local, not '../../etc/passwd'"),
         ("colour", "red", "no setting called 'colour'; settings: retention, new-per-day, "
                           "max-per-session, learn-ahead, leech-threshold, rollover-hour, "
-                          "timezone, interview-date"),
+                          "timezone, interview-date, fsrs-parameters"),
         ("interview-date", "15 Jan", "interview-date must be a date such as 2027-01-15, or "
                                      "none, not '15 Jan'"),
     ],
@@ -121,11 +122,12 @@ def test_config_sets_shows_and_unsets(tmp_path):
         "rollover-hour    4\n"
         "timezone         Europe/Berlin  (changed)\n"
         "interview-date   none\n"
+        "fsrs-parameters  none\n"
     )
     assert run("config", "--json", "--db", db).output == (
         '{"retention": 0.8, "new-per-day": 10, "max-per-session": 20, "learn-ahead": 20, '
         '"leech-threshold": 8, "rollover-hour": 4, "timezone": "Europe/Berlin", '
-        '"interview-date": null}\n'
+        '"interview-date": null, "fsrs-parameters": null}\n'
     )
     assert run("config", "--unset", "retention", "--db", db).output == "retention = 0.9\n"
     bad = run("config", "rollover-hour", "25", "--db", db)

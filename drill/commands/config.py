@@ -32,11 +32,11 @@ a review at 1 am counts for the day before.
 
 
 def _settings_help() -> str:
-    from drill.settings import SETTINGS
+    from drill.settings import SETTINGS, Settings
 
     width = max(len(key) for key in SETTINGS) + 2
     return "\n".join(
-        f"  {s.key:<{width}}{s.help} [{s.default}]" for s in SETTINGS.values()
+        f"  {s.key:<{width}}{s.help} [{Settings().shown(s.key)}]" for s in SETTINGS.values()
     )
 
 
