@@ -93,6 +93,21 @@ def test_a_chain_is_asked_in_order_then_problems_and_explanations_take_turns():
     assert planned[3].drawn_seed == 1_007_257_063
 
 
+def test_focus_weak_draws_the_weak_explanation_every_time():
+    bank = load_bank([BANK])
+    weights = {"iv-why-decode": 100.0, "iv-why-cache": 0.5}  # weak_weights' two ends
+    chosen = [
+        [t.question_id for t in plan_interview(list(bank), 2, seed, bank.get, make_instance,
+                                               weights=weights)]
+        for seed in range(40)
+    ]  # fmt: skip
+    plain = [[t.question_id for t in plan_interview(list(bank), 2, s, bank.get, make_instance)]
+             for s in range(40)]  # fmt: skip
+    # with n 2: one problem, one explanation
+    assert sum("iv-why-decode" in c for c in chosen) == 40
+    assert sum("iv-why-decode" in c for c in plain) == 17
+
+
 def test_clock_format():
     assert [clock(s) for s in (0, 42.9, 600, 3723)] == ["0:00", "0:42", "10:00", "1:02:03"]
 
