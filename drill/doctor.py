@@ -189,7 +189,7 @@ def repair(path: Path, now: datetime) -> list[str]:
     """Apply the repairs `diagnose` lists; returns what was done, in words."""
     from drill.review_store import CARD_COLUMNS, write_transaction
     from drill.settings import read_settings
-    from drill.srs import make_scheduler, replay
+    from drill.srs import replay
     from drill.store import open_db
 
     before = diagnose(path, now, full=False)
@@ -211,7 +211,7 @@ def repair(path: Path, now: datetime) -> list[str]:
                     " question_id not in (select question_id from cards) order by reviewed_at, id"
                 )
                 keys = ("question_id", "reviewed_at", "rating", "cram")
-                scheduler = make_scheduler(read_settings(db).retention, fuzz=False)
+                scheduler = read_settings(db).scheduler(fuzz=False)
                 cards = replay(scheduler, (dict(zip(keys, r, strict=True)) for r in history))
                 conn.executemany(
                     f"insert into cards ({', '.join(CARD_COLUMNS)})"

@@ -71,7 +71,8 @@ from drill.session_text import (
     parse_rating,
     render_summary,
 )
-from drill.srs import DEFAULT_RETENTION, iso, make_scheduler, new_card_row, parse_iso, review_row
+from drill.settings import read_settings
+from drill.srs import DEFAULT_RETENTION, iso, new_card_row, parse_iso, review_row
 from drill.text import printable, stored_answer
 
 __all__ = ["SessionIO", "SessionOptions", "SessionResult", "plan_review", "run_session"]
@@ -518,7 +519,8 @@ def run_session(
         make_instance or draw, grade or grade_answer,
         evidence_lines or _evidence_from_latest_run(db),
     )  # fmt: skip
-    scheduler = make_scheduler(options.retention, fuzz=options.fuzz)
+    # the user's FSRS parameters (kvdrill optimize) at the session's retention
+    scheduler = read_settings(db).scheduler(options.retention, fuzz=options.fuzz)
     started = io.now()
     session_seed = options.seed if options.seed is not None else secrets.randbits(31)
     mode = "drill" if options.drill else "cram" if options.cram else "review"

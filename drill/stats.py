@@ -36,7 +36,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from drill.days import UTC_DAYS, DayClock
-from drill.srs import iso, make_scheduler, retrievability
+from drill.settings import read_settings
+from drill.srs import iso, retrievability
 
 RETENTION_DAYS = 30
 MATURE_DAYS = 21  # Anki's line between a young card and a mature one
@@ -335,7 +336,7 @@ def question_figures(
     that is no longer in the bank gets REMOVED_TOPIC. With `topics` None every question
     keeps its history but no topic (None).
     """
-    scheduler = scheduler or make_scheduler(fuzz=False)
+    scheduler = scheduler or read_settings(db).scheduler(fuzz=False)  # the user's FSRS curve
     # Reviews after `now` exist only when the clock is set back (tests, --now); leaving
     # the bound out otherwise makes this full-index pass about a third cheaper.
     latest = db.execute("select max(reviewed_at) from reviews").fetchone()[0]

@@ -77,3 +77,53 @@ def test_config_stores_shows_and_unsets_parameters_and_the_cards_follow(tmp_path
         "fsrs-parameters = none\n"
     )
     assert card(db) == before
+
+
+# ------------------------------------------------------- every scheduler is the user's
+
+
+def with_parameters(db_path, parameters):
+    open_db(db_path).conn.close()
+    result = run("config", "fsrs-parameters", json.dumps(parameters), "--db", db_path)
+    assert result.exit_code == 0, result.output
+
+
+def test_the_quiz_schedules_with_the_stored_parameters(tmp_path):
+    db = tmp_path / "k.db"
+    with_parameters(db, EASY_20)
+    kvdrill_db(db)  # the question answered Easy on 11-20: 20 days' stability, due in 20
+    assert card(db) == (20.0, 1.0, "2026-12-10T09:00:00.000000+00:00", 2, 1)
+
+
+def test_import_and_doctor_rebuild_cards_with_the_stored_parameters(tmp_path):
+    history = tmp_path / "h.jsonl"
+    history.write_text(
+        '{"id": "00000000-0000-4000-8000-000000000001", "question_id": "q",'
+        ' "reviewed_at": "2026-11-20T09:00:00+00:00", "rating": 4}\n'
+    )
+    db = tmp_path / "k.db"
+    with_parameters(db, EASY_20)
+    assert run("import", history, "--db", db).exit_code == 0
+    assert card(db)[:2] == (20.0, 1.0)
+    conn = open_db(db).conn
+    conn.execute("delete from cards")
+    conn.close()
+    repaired = run("doctor", "--repair", "--db", db)
+    assert "rebuilt the card of 1 question(s) from their history" in repaired.output
+    assert card(db) == (20.0, 1.0, "2026-12-10T09:00:00.000000+00:00", 2, 1)
+
+
+def test_stats_recall_follows_the_stored_forgetting_curve(tmp_path):
+    db = kvdrill_db(tmp_path / "k.db")  # stability 8.2956 days since 11-20 09:00
+    a_month_later = ["--now", "2026-12-20T09:00:00+00:00"]
+
+    def recall():
+        result = run("stats", "--json", "--db", db, *a_month_later)
+        assert result.exit_code == 0, result.output
+        (topic,) = json.loads(result.output)["topics"]  # the fixture's question alone
+        return round(topic["retrievability"], 4)
+
+    # 30 days on: (1 + F * 30 / 8.2956) ** -decay, F = 0.9 ** (-1 / decay) - 1
+    assert recall() == 0.7918  # fsrs's decay, 0.1542
+    with_parameters(db, (*DEFAULT_PARAMETERS[:20], 0.5))
+    assert recall() == 0.7356

@@ -36,9 +36,9 @@ IMPORT_HELP = (
 The format comes from the extension (.jsonl/.ndjson/.json, .csv), else from the first
 character. Reviews are merged by id: one already present is kept as it is, so importing
 the same file twice adds nothing. Reviews of questions not in the bank are kept. Then
-every card is rebuilt by replaying all non-cram reviews through FSRS in time order, at
-the retention of `kvdrill config retention`. A bad record stops the import with
-FILE:LINE and nothing from the file is imported.
+every card is rebuilt by replaying all non-cram reviews through FSRS in time order, with
+your FSRS parameters (`kvdrill optimize`) at the retention of `kvdrill config retention`.
+A bad record stops the import with FILE:LINE and nothing from the file is imported.
 """
     + FORMAT_HELP
 )
@@ -84,12 +84,10 @@ def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> No
 def import_cmd(file: Path, fmt: str | None, db_path: Path | None) -> None:
     from drill.history import import_history
     from drill.settings import read_settings
-    from drill.srs import make_scheduler
 
     db = open_database(db_path, write=True)
-    # the replay schedules with the retention the quiz uses (kvdrill config retention)
-    retention = read_settings(db).retention
-    result = import_history(db, file, make_scheduler(retention), fmt=fmt)
+    # the replay schedules as the quiz does: the user's retention and FSRS parameters
+    result = import_history(db, file, read_settings(db).scheduler(), fmt=fmt)
     present = result.read - result.added
     click.echo(
         f"Imported {result.added} new reviews from {file} ({present} already present);"

@@ -146,9 +146,9 @@ def _storage(db, started, no_fuzz: bool):
     from drill.interview import counted_right, review_of
     from drill.review_store import end_session, record_answer, rescue_review, start_session
     from drill.settings import read_settings
-    from drill.srs import iso, make_scheduler, new_card_row, parse_iso, review_row
+    from drill.srs import iso, new_card_row, parse_iso, review_row
 
-    scheduler = make_scheduler(read_settings(db).retention, fuzz=not no_fuzz)
+    scheduler = read_settings(db).scheduler(fuzz=not no_fuzz)
     session_id = str(uuid.uuid4())
     start_session(db, session_id, iso(started), "interview")
 

@@ -43,9 +43,9 @@ def held_records(db, rows, now_iso: str) -> list[dict]:
     """The --json records of held card rows, with the mistake behind their lapses."""
     from drill.leech import card_lapse_cause
     from drill.misconceptions import catalogue_entry
-    from drill.srs import make_scheduler
+    from drill.settings import read_settings
 
-    scheduler = make_scheduler(fuzz=False)
+    scheduler = read_settings(db).scheduler(fuzz=False)
     records = []
     for row in rows:
         cause = card_lapse_cause(db, row["question_id"], scheduler)
