@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
-from sqlite_utils import Database
 
 from drill.errors import HistoryError
 from drill.json_input import JSONInputError, parse_json
@@ -46,6 +45,7 @@ from drill.review import (
 )
 from drill.review_store import write_transaction
 from drill.srs import Replay, replay_rows
+from drill.store import Database
 
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000

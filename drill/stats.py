@@ -33,11 +33,10 @@ from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlite_utils import Database
-
 from drill.days import UTC_DAYS, DayClock
 from drill.settings import read_settings
 from drill.srs import iso, retrievability
+from drill.store import Database
 
 RETENTION_DAYS = 30
 MATURE_DAYS = 21  # Anki's line between a young card and a mature one

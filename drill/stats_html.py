@@ -19,8 +19,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlite_utils import Database
-
 from drill.days import UTC_DAYS, DayClock
 from drill.html_page import REPORT_CSS, page_head
 from drill.stats import (
@@ -31,6 +29,7 @@ from drill.stats import (
     percent,
     weekly_retention,
 )
+from drill.store import Database
 from drill.text import printable
 
 TITLE = "kvdrill progress"

@@ -29,15 +29,27 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sqlite_utils import Database
-from sqlite_utils.migrations import Migrations
-
 from drill.errors import StoreError
 from drill.paths import default_db_path
+
+# sqlite-utils imports pandas whenever it is installed (the optimize extra installs it
+# for fsrs's optimizer), about 0.2 s on every command that opens the database;
+# kvdrill never hands it a DataFrame, so it loads with pandas hidden. The other modules
+# take Database from here.
+_HIDE_PANDAS = "pandas" not in sys.modules
+if _HIDE_PANDAS:
+    sys.modules["pandas"] = None  # type: ignore[assignment]  # import pandas: ImportError
+try:
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
+finally:
+    if _HIDE_PANDAS:
+        del sys.modules["pandas"]
 
 # Bump with every migration appended below; it is written to PRAGMA user_version.
 SCHEMA_VERSION = 5
