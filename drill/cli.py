@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "restore": "drill.commands.maintenance:restore_cmd",
     "doctor": "drill.commands.maintenance:doctor_cmd",
     "config": "drill.commands.config:config_cmd",
+    "optimize": "drill.commands.optimize:optimize_cmd",
     "unsuspend": "drill.commands.unsuspend:unsuspend_cmd",
     "engine": "drill.commands.engine:engine",
 }

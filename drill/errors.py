@@ -40,3 +40,8 @@ class EngineError(KvdrillError):
 
 class HistoryError(KvdrillError):
     """A history file that cannot be imported; the message names FILE:LINE."""
+
+
+class FitError(KvdrillError):
+    """FSRS's parameters cannot be fitted: too few reviews, or the optimizer's packages
+    are not installed."""

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 import click
 import pytest
 from click.testing import CliRunner
+from synthetic_history import TRUE_PARAMETERS, simulate, write_history
 
 from drill.cli import cli
 from drill.engine_runs import save_engine_run
@@ -100,6 +101,13 @@ def with_a_suspended_leech(tmp_path):
     return db
 
 
+def with_enough_reviews_to_fit(tmp_path):
+    """A simulated user's 300 days of reviews: enough for `kvdrill optimize`."""
+    pytest.importorskip("torch")  # the optimizer's; `make test` installs it
+    reviews = simulate(TRUE_PARAMETERS, questions=45, days=300, new_per_day=2, seed=1)
+    return write_history(tmp_path / "fit.db", reviews)
+
+
 def with_engine_run(tmp_path):
     db = one_answer_db(tmp_path)
     save_engine_run(open_db(db), FAKE_ENGINE_RUN, datetime(2026, 11, 2, 7, tzinfo=timezone.utc))
@@ -128,6 +136,7 @@ SITUATIONS = {
     ("stats",): lambda tmp: [["--db", str(one_answer_db(tmp)), "--now", LATER]],
     ("doctor",): lambda tmp: [["--db", str(one_answer_db(tmp))]],
     ("config",): lambda tmp: [["--db", str(one_answer_db(tmp))]],
+    ("optimize",): lambda tmp: [["--db", str(with_enough_reviews_to_fit(tmp)), "--dry-run"]],
     ("unsuspend",): lambda tmp: [["--list", "--db", str(with_a_suspended_leech(tmp))]],
     ("engine", "show"): lambda tmp: [["--db", str(with_engine_run(tmp))]],
     ("interview",): lambda tmp: [
