@@ -27,8 +27,8 @@ from its history, its due date kept. `kvdrill config --unset fsrs-parameters`
 goes back to FSRS's defaults. Cram and drill reviews are left out, as the
 schedule leaves them out.
 
-Needs torch, pandas and tqdm: pip install 'kvdrill[optimize]'. The fit takes
-about a second per 150 reviews.
+Needs torch, pandas and tqdm: pip install 'kvdrill[optimize]'. The fit takes a
+few seconds per thousand reviews.
 
 \b
 --json prints one object:
