@@ -111,8 +111,8 @@ def optimize_cmd(dry_run: bool, as_json: bool, db_path: Path | None) -> None:
     if stored:
         click.echo(
             "Stored as fsrs-parameters: the quiz, import, doctor and stats schedule with them"
-            " now,\nand every card's memory state was recomputed with them"
-            " (`kvdrill config --unset fsrs-parameters` goes back to the defaults)."
+            " now,\nand every card's memory state was recomputed with them."
+            "\n`kvdrill config --unset fsrs-parameters` goes back to FSRS's defaults."
         )
     elif dry_run:
         click.echo("Not stored (--dry-run).")
