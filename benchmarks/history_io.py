@@ -4,7 +4,7 @@ in the same run, on the same files.
 - export JSON Lines and CSV: `kvdrill export` (drill.history_out) against the sqlite3
   shell writing the same table as JSON (`-json`) and CSV (`-csv`), same query and order;
   target <= 1.5x;
-- import of the exported JSON Lines into a fresh database: `import_history` against the
+- import of the exported JSON Lines into a fresh database: `kvdrill import` against the
   bound orjson parse + executemany insert + bare fsrs replay, each timed alone: orjson
   reads every line, one executemany puts the parsed values into a fresh kvdrill database
   (the counting trigger dropped, the import's page cache), and the replay calls fsrs's
@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from drill.history import IMPORT_CACHE_KIB, import_history  # noqa: E402
+from drill.history import IMPORT_CACHE_KIB  # noqa: E402
 from drill.history_out import export_history  # noqa: E402
 from drill.review import FIELDS  # noqa: E402
 from drill.srs import iso, make_scheduler, parse_iso  # noqa: E402
@@ -151,22 +151,27 @@ def bound_replay(records: list[dict]) -> float:
 
 
 def import_figures(folder: Path) -> dict[str, float]:
+    """`kvdrill import` of the exported file into a fresh database, as a user runs it (a
+    fresh process), then the bound's three parts."""
     path = folder / "history.jsonl"
-    figures: dict[str, float] = {"import_bound_parse_s": bound_parse(path)}
+    target = folder / "imported.db"
+    open_db(target, now=NOW).conn.close()  # created and migrated outside the timing
+    command = [sys.executable, "-m", "drill", "import", str(path), "--db", str(target)]
+    env = {**os.environ, "KVDRILL_HOME": str(folder / "home"), "KVDRILL_BACKUP_KEEP": "0"}
+    done = []
+    figures = {
+        "import_jsonl_s": seconds(
+            lambda: done.append(subprocess.run(command, check=True, capture_output=True, env=env))
+        )
+    }
+    figures["import_added"] = int(done[0].stdout.split()[1])
+    figures["import_bound_parse_s"] = bound_parse(path)
     records = parsed(path)
     figures["import_bound_insert_s"] = bound_insert(records, folder)
     figures["import_bound_replay_s"] = bound_replay(records)
     figures["import_jsonl_bound_s"] = sum(
         figures[f"import_bound_{part}_s"] for part in ("parse", "insert", "replay")
     )
-    records.clear()  # the memory back before the import
-    fresh = open_db(folder / "imported.db", now=NOW)
-    result = []
-    figures["import_jsonl_s"] = seconds(
-        lambda: result.append(import_history(fresh, path, make_scheduler(fuzz=False)))
-    )
-    figures["import_added"] = result[0].added
-    fresh.conn.close()
     return figures
 
 
