@@ -249,8 +249,8 @@ def plan_for(
         slow_repeats=2 if quick else 3,
         matmul_size=3072 if quick else 4096,
         stream_bytes=512 * MiB,
-        peak_repeats=5 if quick else 9,
-        peak_seconds=0.6 if quick else 1.5,
+        peak_repeats=3 if quick else 9,
+        peak_seconds=0.4 if quick else 1.5,
     )
 
 
