@@ -135,12 +135,14 @@ def draw_roofline(result: Mapping[str, Any]) -> Figure:
         xs_pt = [row["flops"] / row["bytes"] for row in rows]
         ys_pt = [row["flops"] / (row["ms"] / 1e3) for row in rows]
         ax.scatter(xs_pt, ys_pt, color=colour, marker=marker, s=28, zorder=4, label=name)
+        # points of one kind often sit close together: going up the chart, their labels
+        # alternate below and above them, so two neighbours' labels never meet
+        rank = {i: r for r, i in enumerate(sorted(range(len(rows)), key=lambda i: ys_pt[i]))}
         for index, (row, x, y) in enumerate(zip(rows, xs_pt, ys_pt, strict=True)):
-            # points of one kind often sit close together: labels alternate below and above
             ax.annotate(
                 _point_label(section, row),
                 (x, y),
-                xytext=(4 if side == "right" else -4, -10 if index % 2 == 0 else 5),
+                xytext=(4 if side == "right" else -4, -10 if rank[index] % 2 == 0 else 5),
                 textcoords="offset points",
                 ha="left" if side == "right" else "right",
                 color=colour,
