@@ -303,9 +303,9 @@ def rebuild_cards(db: Database, scheduler, cards: dict[str, dict] | None = None)
             " where not coalesce(cram, 0) order by reviewed_at, id"
         )
         cards = replay_rows(scheduler, cursor)
-    db.table("cards").insert_all(
-        cards.values(), pk="question_id", replace=True, batch_size=BATCH_SIZE
-    )
+    # an upsert sets the schedule's columns and keeps the rest: a question suspended,
+    # buried or flagged a leech stays so after an import
+    db.table("cards").upsert_all(cards.values(), pk="question_id", batch_size=BATCH_SIZE)
     return len(cards)
 
 

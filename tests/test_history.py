@@ -381,3 +381,26 @@ def test_cli_import_of_a_bad_file_is_one_line_and_exit_1(tmp_path):
     result = CliRunner().invoke(cli, ["import", str(path), "--db", str(tmp_path / "x.db")])
     assert result.exit_code == 1
     assert result.output == f"Error: {path}:1: missing id\n"
+
+
+def test_an_import_keeps_a_question_suspended_buried_or_flagged(tmp_path):
+    def history_file(name, rows):
+        path = tmp_path / name
+        path.write_text("".join(json.dumps(row_to_record(r)) + "\n" for r in rows))
+        return path
+
+    db = open_db(tmp_path / "k.db")
+    import_history(db, history_file("one.jsonl", HISTORY[:1]), SCHED)
+    db.execute(
+        "update cards set suspended_at = '2026-10-02T00:00:00.000000+00:00',"
+        " buried_until = '2026-10-03T04:00:00.000000+00:00',"
+        " leech_at = '2026-10-02T00:00:00.000000+00:00'"
+    )
+    db.conn.commit()
+    import_history(db, history_file("two.jsonl", HISTORY[:2]), SCHED)
+    assert db.execute(
+        "select question_id, reps, suspended_at, buried_until, leech_at from cards"
+    ).fetchall() == [
+        ("kv-bytes-per-token", 2, "2026-10-02T00:00:00.000000+00:00",
+         "2026-10-03T04:00:00.000000+00:00", "2026-10-02T00:00:00.000000+00:00"),
+    ]  # fmt: skip
