@@ -25,7 +25,6 @@ from typing import Any
 
 from drill.errors import BankError, ExprError
 from drill.instance import (
-    PRESET_FIELDS,
     DrawSources,
     Instance,
     InstanceError,
@@ -33,10 +32,12 @@ from drill.instance import (
     Value,
     compiled,
     draw_numeric,
+    param_fields,
+    record_param_kind,
     render_numeric,
     text_values,
 )
-from drill.schema import FollowUp, NumericQuestion, PresetParam
+from drill.schema import FollowUp, NumericQuestion
 
 Lookup = Callable[[str], Any]  # a question id -> the question (BankError if unknown)
 
@@ -86,18 +87,17 @@ def follow_up_question(opener: NumericQuestion, index: int, lookup: Lookup) -> A
 
 
 def param_keys(question: NumericQuestion, name: str) -> list[str]:
-    """The values a param defines: itself, and a preset param's fields (m, m_layers, ...)."""
-    if isinstance(question.params[name], PresetParam):
-        return [name, *(f"{name}_{f}" for f in PRESET_FIELDS)]
-    return [name]
+    """The values a param defines: itself, and a preset or gpu param's fields (m, m_layers,
+    ...)."""
+    return [name, *(f"{name}_{f}" for f in param_fields(question.params[name]))]
 
 
 def _start_values(opener: NumericQuestion) -> dict[str, Value]:
     start = dict(opener.chain.start) if opener.chain else {}
     for name in start:
         param = opener.params.get(name)
-        if param is None or isinstance(param, PresetParam):
-            what = "a preset param" if param is not None else "not a param of this template"
+        if param is None or record_param_kind(param):
+            what = record_param_kind(param) or "not a param of this template"
             raise InstanceError(opener.id, ("chain", "start", name), f"'{name}' is {what}")
     return start
 
@@ -109,8 +109,8 @@ def _changed_values(
     for name, value in follow_up.change.items():
         where = follow_up_field(index, "change", name)
         param = question.params.get(name)
-        if param is None or isinstance(param, PresetParam):
-            what = "a preset param" if param is not None else "not a param"
+        if param is None or record_param_kind(param):
+            what = record_param_kind(param) or "not a param"
             raise InstanceError(opener.id, where, f"'{name}' is {what} of {question.id}")
         if isinstance(value, str):
             try:

@@ -8,8 +8,8 @@ in bytes"), the second shows the same formula with this draw's numbers ("2 × 32
 8 × 128 × 2 × 4,096"); neither works it out. A template's own `hint:` comes before
 them.
 
-Words come from NAME_WORDS, by name; a preset param's fields (`m_layers`) read as
-the field (`layers`); any other name is read with its underscores as spaces. A
+Words come from NAME_WORDS, by name; a preset or gpu param's fields (`m_layers`,
+`g_memory`) read as the field (`layers`, `memory`); any other name is read with its underscores as spaces. A
 literal 2 in a product with a KV-head count (or layers and query heads) is "2 (K
 and V)", a later 2 or 1 in it the element size; a 2 next to a parameter count is
 the FLOPs per parameter per token when the product counts tokens, else the bytes
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from drill.errors import BankError
-from drill.instance import PRESET_FIELDS
+from drill.instance import param_fields
 from drill.render import format_value, placeholders
-from drill.schema import NumericQuestion, PresetParam
+from drill.schema import NumericQuestion
 
 NAME_WORDS = {
     "layers": "layers",
@@ -55,6 +55,10 @@ NAME_WORDS = {
     "b_large": "large batch",
     "params": "parameters",
     "params_b": "parameters (billions)",
+    "active": "active parameters",
+    "memory": "GPU memory (bytes)",
+    "bandwidth": "memory bandwidth (bytes/s)",
+    "flops": "peak FLOP/s",
     "cap_gb": "GPU memory (GB)",
     "bw_tbs": "bandwidth (TB/s)",
     "peak_tflops": "peak TFLOP/s",
@@ -84,7 +88,7 @@ UNIT_WORDS = {
     "flop_per_byte": "in FLOP per byte",
 }
 _KV_HEADS = frozenset({"kv_heads", "kv_before", "kv_after"})
-_PARAMETERS = frozenset({"params", "params_b"})
+_PARAMETERS = frozenset({"params", "params_b", "active"})
 _TOKEN_COUNTS = frozenset(
     {"seq", "ctx", "prompt", "shared", "batch", "requests", "n_tokens", "out"}
 )
@@ -113,12 +117,11 @@ def formula_hints(question: NumericQuestion, values: Mapping[str, Any]) -> tuple
 
 
 def _preset_names(question: NumericQuestion) -> tuple[tuple[str, str], ...]:
-    """(m_layers, layers)... for each preset param m: its fields read as the field."""
+    """(m_layers, layers)... for each preset or gpu param m: its fields read as the field."""
     return tuple(
         (f"{name}_{field}", field)
         for name, param in question.params.items()
-        if isinstance(param, PresetParam)
-        for field in PRESET_FIELDS
+        for field in param_fields(param)
     )
 
 

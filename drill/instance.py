@@ -13,6 +13,7 @@ from typing import Any
 from drill.errors import BankError
 from drill.schema import (
     ChoiceParam,
+    GpuParam,
     NumericQuestion,
     PresetParam,
     RangeParam,
@@ -70,8 +71,32 @@ class Instance:
 
 Value = int | float | str
 
-# what a preset param `m` exposes to expressions, as m_<name>
-PRESET_FIELDS = ("layers", "kv_heads", "q_heads", "head_dim", "hidden", "dtype_bytes", "params")
+# what a preset param `m` exposes to expressions, as m_<name>; `active` is the parameters
+# one token passes through (all of them unless a mixture of experts)
+PRESET_FIELDS = (
+    "layers", "kv_heads", "q_heads", "head_dim", "hidden", "dtype_bytes", "params", "active",
+)  # fmt: skip
+# what a gpu param `g` exposes, as g_<name>: memory in bytes, memory bandwidth in bytes/s,
+# dense BF16 FLOP/s (drill.gpus.GpuSpec)
+GPU_FIELDS = ("memory", "bandwidth", "flops")
+
+
+def param_fields(param: Any) -> tuple[str, ...]:
+    """The fields a preset or gpu param exposes as <name>_<field>; () for other params."""
+    if isinstance(param, PresetParam):
+        return PRESET_FIELDS
+    if isinstance(param, GpuParam):
+        return GPU_FIELDS
+    return ()
+
+
+def record_param_kind(param: Any) -> str | None:
+    """'a preset param' or 'a gpu param' (params that stand for a record), else None."""
+    if isinstance(param, PresetParam):
+        return "a preset param"
+    if isinstance(param, GpuParam):
+        return "a gpu param"
+    return None
 
 
 class InstanceError(BankError):
@@ -136,6 +161,16 @@ def preset_values(name: str, shape: Any) -> dict[str, Value]:
     return values
 
 
+def gpu_values(name: str, spec: Any) -> dict[str, Value]:
+    """The values a gpu param called `name` exposes, from a drill.gpus.GpuSpec."""
+    return {
+        name: spec.name,
+        f"{name}_memory": spec.memory_bytes,
+        f"{name}_bandwidth": _whole(spec.bytes_per_s),
+        f"{name}_flops": _whole(spec.flops_per_s),
+    }
+
+
 def draw_params(
     question: NumericQuestion, rng: random.Random, presets: Mapping[str, Any]
 ) -> dict[str, Value]:
@@ -146,6 +181,8 @@ def draw_params(
             values[name] = draw_range(param, rng)
         elif isinstance(param, ChoiceParam):
             values[name] = rng.choice(param.choices)
+        elif isinstance(param, GpuParam):
+            values.update(gpu_values(name, _gpu(question.id, name, rng.choice(param.gpu))))
         else:
             preset = rng.choice(param.preset)
             if preset not in presets:
@@ -214,6 +251,16 @@ def draw_numeric(
         for i, m in enumerate(question.misconceptions)
     )
     return NumericDraw(values, expected, wrong)
+
+
+def _gpu(question_id: str, name: str, key: str) -> Any:
+    from drill.errors import ConfigError
+    from drill.gpus import gpu_named
+
+    try:
+        return gpu_named(key)
+    except ConfigError as exc:  # a bank checked on load never gets here
+        raise InstanceError(question_id, ("params", name, "gpu"), str(exc)) from None
 
 
 def _uses_presets(question: NumericQuestion) -> bool:

@@ -150,13 +150,43 @@ class PresetParam:
     """A real model drawn from `preset` (names in `drill/presets.yaml`).
 
     A preset param named `m` exposes `m_layers`, `m_kv_heads`, `m_q_heads`,
-    `m_head_dim`, `m_hidden`, `m_dtype_bytes` and `m_params` (parameter count)
-    to expressions, and `{m}` in text renders the model's display name.
+    `m_head_dim`, `m_hidden`, `m_dtype_bytes`, `m_params` (parameter count) and
+    `m_active` (the parameters one token passes through: `m_params` unless a mixture
+    of experts) to expressions, and `{m}` in text renders the model's display name.
     """
 
     __pydantic_config__ = _CONFIG
 
     preset: Annotated[list[str], Field(min_length=1)]
+
+
+def _gpu_key(key: str) -> str:
+    """A key of drill.gpus.GPU_SPECS, written exactly as `kvdrill kv --gpu` lists it."""
+    from drill.errors import ConfigError
+    from drill.gpus import GPU_SPECS, gpu_named
+
+    if any(spec.key == key for spec in GPU_SPECS):
+        return key
+    try:
+        spec = gpu_named(key)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    raise ValueError(f"unknown GPU {key!r}; write it {spec.key!r}")
+
+
+@_record
+class GpuParam:
+    """A real GPU drawn from `gpu` (keys of `drill/gpus.py`, as `kvdrill kv --gpu` takes).
+
+    A gpu param named `g` exposes `g_memory` (bytes), `g_bandwidth` (memory bytes/s)
+    and `g_flops` (dense BF16 FLOP/s) from the GPU's spec sheet to expressions, and
+    `{g}` in text renders the GPU's display name. An unknown key is an error when
+    the bank loads.
+    """
+
+    __pydantic_config__ = _CONFIG
+
+    gpu: Annotated[list[Annotated[str, AfterValidator(_gpu_key)]], Field(min_length=1)]
 
 
 def _param_kind(value: object) -> str | None:
@@ -170,13 +200,13 @@ def _param_kind(value: object) -> str | None:
             ("range", "RangeParam"),
             ("choices", "ChoiceParam"),
             ("preset", "PresetParam"),
+            ("gpu", "GpuParam"),
         ):
             if key in value:
                 return tag
         return None
-    return (
-        type(value).__name__ if isinstance(value, (RangeParam, ChoiceParam, PresetParam)) else None
-    )
+    kinds = (RangeParam, ChoiceParam, PresetParam, GpuParam)
+    return type(value).__name__ if isinstance(value, kinds) else None
 
 
 @_record
@@ -483,11 +513,12 @@ def _define_validation_names() -> None:
     namespace["Param"] = Annotated[
         Annotated[RangeParam, Tag("RangeParam")]
         | Annotated[ChoiceParam, Tag("ChoiceParam")]
-        | Annotated[PresetParam, Tag("PresetParam")],
+        | Annotated[PresetParam, Tag("PresetParam")]
+        | Annotated[GpuParam, Tag("GpuParam")],
         Discriminator(
             _param_kind,
             custom_error_type="param_kind",
-            custom_error_message="a param needs one of the keys range, choices or preset",
+            custom_error_message="a param needs one of the keys range, choices, preset or gpu",
         ),
     ]
     namespace["Question"] = Annotated[

@@ -169,8 +169,36 @@ questions:
     _, problems = read_bank([path])
     assert [str(p) for p in problems] == [
         f"{path}:8: q-nested: unknown field 'params.n.stepp'",
-        f"{path}:9: q-nested: params.m: a param needs one of the keys range, choices or preset",
+        f"{path}:9: q-nested: params.m: a param needs one of the keys range, choices, preset or gpu",
         f"{path}:13: q-nested: tolerance: tolerance needs exactly one of rel, abs, sig",
+    ]
+
+
+def test_an_unknown_gpu_key_names_its_file_and_line(tmp_path):
+    text = """\
+deck: gpus
+questions:
+  - id: q-gpu
+    kind: numeric
+    topic: latency
+    prompt: "{g}"
+    params:
+      g:
+        gpu:
+          - h100
+          - h1000
+      m: {gpu: []}
+    answer: g_memory
+    unit: bytes
+    solution: ["{g}"]
+"""
+    path = write(tmp_path / "g.yaml", text)
+    _, problems = read_bank([path])
+    assert [str(p) for p in problems] == [
+        f"{path}:11: q-gpu: params.g.gpu[1]: unknown GPU 'h1000'; did you mean h100, h200, "
+        "h100-nvl?",
+        f"{path}:12: q-gpu: params.m.gpu: List should have at least 1 item after validation, "
+        "not 0",
     ]
 
 

@@ -314,7 +314,8 @@ NUMERIC_DRAWS = {
         params={
             "model": "Llama 3 8B", "model_layers": 32, "model_kv_heads": 8, "model_q_heads": 32,
             "model_head_dim": 128, "model_hidden": 4096, "model_dtype_bytes": 2,
-            "model_params": 8_030_000_000, "seq": 4096, "per_token": 131_072, "kv": 536_870_912,
+            "model_params": 8_030_000_000, "model_active": 8_030_000_000, "seq": 4096,
+            "per_token": 131_072, "kv": 536_870_912,
         },
         expected=536_870_912, unit="bytes", show_as="GiB",
         text=(
@@ -328,8 +329,8 @@ NUMERIC_DRAWS = {
         params={
             "model": "Mistral 7B v0.1", "model_layers": 32, "model_kv_heads": 8,
             "model_q_heads": 32, "model_head_dim": 128, "model_hidden": 4096,
-            "model_dtype_bytes": 2, "model_params": 7_240_000_000, "seq": 8192,
-            "per_token": 131_072, "kv": 1_073_741_824,
+            "model_dtype_bytes": 2, "model_params": 7_240_000_000, "model_active": 7_240_000_000,
+            "seq": 8192, "per_token": 131_072, "kv": 1_073_741_824,
         },
         expected=1_073_741_824, unit="bytes", show_as="GiB",
         text=(
@@ -343,7 +344,7 @@ NUMERIC_DRAWS = {
         params={
             "model": "Qwen2.5 7B", "model_layers": 28, "model_kv_heads": 4, "model_q_heads": 28,
             "model_head_dim": 128, "model_hidden": 3584, "model_dtype_bytes": 2,
-            "model_params": 7_610_000_000, "per_token": 57_344,
+            "model_params": 7_610_000_000, "model_active": 7_610_000_000, "per_token": 57_344,
         },
         expected=57_344, unit="bytes", show_as="KiB",
         text=(
@@ -356,7 +357,8 @@ NUMERIC_DRAWS = {
         params={
             "model": "Llama 3.1 405B", "model_layers": 126, "model_kv_heads": 8,
             "model_q_heads": 128, "model_head_dim": 128, "model_hidden": 16384,
-            "model_dtype_bytes": 2, "model_params": 405_900_000_000, "per_token": 516_096,
+            "model_dtype_bytes": 2, "model_params": 405_900_000_000,
+            "model_active": 405_900_000_000, "per_token": 516_096,
         },
         expected=516_096, unit="bytes", show_as="KiB",
         text=(
@@ -369,8 +371,9 @@ NUMERIC_DRAWS = {
         params={
             "model": "Qwen2.5 7B", "model_layers": 28, "model_kv_heads": 4, "model_q_heads": 28,
             "model_head_dim": 128, "model_hidden": 3584, "model_dtype_bytes": 2,
-            "model_params": 7_610_000_000, "cap_gb": 141, "seq": 2048, "weights": 15_220_000_000,
-            "free": 125_780_000_000, "per_request": 117_440_512, "fit": 1071,
+            "model_params": 7_610_000_000, "model_active": 7_610_000_000, "cap_gb": 141,
+            "seq": 2048, "weights": 15_220_000_000, "free": 125_780_000_000,
+            "per_request": 117_440_512, "fit": 1071,
         },
         expected=1071, unit="requests", show_as=None,
         text=(
@@ -385,9 +388,9 @@ NUMERIC_DRAWS = {
         params={
             "model": "Mistral 7B v0.1", "model_layers": 32, "model_kv_heads": 8,
             "model_q_heads": 32, "model_head_dim": 128, "model_hidden": 4096,
-            "model_dtype_bytes": 2, "model_params": 7_240_000_000, "cap_gb": 141, "seq": 2048,
-            "weights": 14_480_000_000, "free": 126_520_000_000, "per_request": 268_435_456,
-            "fit": 471,
+            "model_dtype_bytes": 2, "model_params": 7_240_000_000, "model_active": 7_240_000_000,
+            "cap_gb": 141, "seq": 2048, "weights": 14_480_000_000, "free": 126_520_000_000,
+            "per_request": 268_435_456, "fit": 471,
         },
         expected=471, unit="requests", show_as=None,
         text=(
@@ -402,8 +405,8 @@ NUMERIC_DRAWS = {
         params={
             "model": "Llama 3 70B", "model_layers": 80, "model_kv_heads": 8, "model_q_heads": 64,
             "model_head_dim": 128, "model_hidden": 8192, "model_dtype_bytes": 2,
-            "model_params": 70_600_000_000, "tp": 4, "seq": 4096, "total": 1_342_177_280,
-            "per_gpu": 335_544_320, "heads_per_gpu": 2,
+            "model_params": 70_600_000_000, "model_active": 70_600_000_000, "tp": 4, "seq": 4096,
+            "total": 1_342_177_280, "per_gpu": 335_544_320, "heads_per_gpu": 2,
         },
         expected=335_544_320, unit="bytes", show_as="MiB",
         text=(
@@ -416,8 +419,8 @@ NUMERIC_DRAWS = {
         params={
             "model": "Llama 3 70B", "model_layers": 80, "model_kv_heads": 8, "model_q_heads": 64,
             "model_head_dim": 128, "model_hidden": 8192, "model_dtype_bytes": 2,
-            "model_params": 70_600_000_000, "tp": 4, "seq": 4096, "total": 1_342_177_280,
-            "per_gpu": 335_544_320, "heads_per_gpu": 2,
+            "model_params": 70_600_000_000, "model_active": 70_600_000_000, "tp": 4, "seq": 4096,
+            "total": 1_342_177_280, "per_gpu": 335_544_320, "heads_per_gpu": 2,
         },
         expected=335_544_320, unit="bytes", show_as="MiB",
         text=(
@@ -428,9 +431,9 @@ NUMERIC_DRAWS = {
     ),
     ("preset-decode-floor", 1): Draw(
         params={
-            "model": "Phi-3 mini 4k", "model_layers": 32, "model_kv_heads": 32,
-            "model_q_heads": 32, "model_head_dim": 96, "model_hidden": 3072,
-            "model_dtype_bytes": 2, "model_params": 3_820_000_000, "bw_tbs": 3.35,
+            "model": "Phi-3 mini 4k", "model_layers": 32, "model_kv_heads": 32, "model_q_heads": 32,
+            "model_head_dim": 96, "model_hidden": 3072, "model_dtype_bytes": 2,
+            "model_params": 3_820_000_000, "model_active": 3_820_000_000, "bw_tbs": 3.35,
             "peak_tflops": 989, "weights": 7_640_000_000, "step": 0.002280597014925373,
         },
         expected=0.002280597014925373, unit="seconds", show_as="ms",
@@ -444,8 +447,8 @@ NUMERIC_DRAWS = {
         params={
             "model": "OPT-13B", "model_layers": 40, "model_kv_heads": 40, "model_q_heads": 40,
             "model_head_dim": 128, "model_hidden": 5120, "model_dtype_bytes": 2,
-            "model_params": 12_850_000_000, "bw_tbs": 3.35, "peak_tflops": 989,
-            "weights": 25_700_000_000, "step": 0.0076716417910447764,
+            "model_params": 12_850_000_000, "model_active": 12_850_000_000, "bw_tbs": 3.35,
+            "peak_tflops": 989, "weights": 25_700_000_000, "step": 0.0076716417910447764,
         },
         expected=0.0076716417910447764, unit="seconds", show_as="ms",
         text=(

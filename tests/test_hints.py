@@ -85,6 +85,26 @@ def test_preset_fields_read_as_the_field_and_weights_as_bytes_per_weight():
     assert numbers == "With this draw's numbers: 80 × 10^9 − 8,030,000,000 × 2."
 
 
+def test_gpu_fields_and_active_parameters_read_as_their_field():
+    question = numeric(
+        prompt="{m} on {g}, {prompt} tokens.",
+        params={"m": {"preset": ["mixtral-8x7b"]}, "g": {"gpu": ["h100"]},
+                "prompt": {"choices": [4096]}},
+        answer="2 * m_active * prompt / g_flops + m_params * 2 / g_bandwidth",
+        unit="seconds",
+    )  # fmt: skip
+    words, numbers = formula_hints(question, draw_numeric(question, 1).values)
+    assert words == (
+        "The formula: 2 (FLOPs per parameter per token) × active parameters × prompt tokens / "
+        "peak FLOP/s + parameters × 2 (bytes per weight) / memory bandwidth (bytes/s), "
+        "in seconds."
+    )
+    assert numbers == (
+        "With this draw's numbers: 2 × 12,900,000,000 × 4,096 / 989,000,000,000,000 + "
+        "46,700,000,000 × 2 / 3,350,000,000,000."
+    )
+
+
 def test_a_2_beside_parameters_and_cached_prefix_tokens_reads_as_flops_per_token():
     # the cached prefix is a count of tokens, like the prompt: 2 FLOPs per parameter per token
     question = numeric(

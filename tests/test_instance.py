@@ -171,6 +171,72 @@ def test_unknown_preset_names_the_field():
     assert str(info.value) == "q-np: params.m.preset: unknown model preset 'nope'"
 
 
+def test_gpu_params_expose_the_spec_sheet_and_render_the_display_name():
+    q = question(
+        {
+            "id": "q-gpu",
+            "prompt": "{g}: {g_memory:GiB}, {g_bandwidth:TB/s}, {g_flops:TFLOP/s}",
+            "params": {"g": {"gpu": ["h100"]}},
+            "answer": "g_memory * 9 / 10",
+            "solution": ["{g} has {g_memory} bytes"],
+        }
+    )
+    inst = make_instance(q, 0)
+    assert inst.text == "H100 SXM: 80 GiB, 3.35 TB/s, 989 TFLOP/s"
+    assert inst.solution == ("H100 SXM has 85,899,345,920 bytes",)
+    assert inst.params == {
+        "g": "H100 SXM",
+        "g_memory": 85_899_345_920,
+        "g_bandwidth": 3_350_000_000_000,
+        "g_flops": 989_000_000_000_000,
+    }
+    assert inst.expected == 77_309_411_328
+
+
+def test_a_gpu_param_draws_each_of_its_keys():
+    q = question(
+        {
+            "id": "q-gpus",
+            "prompt": "{g}",
+            "params": {"g": {"gpu": ["h200", "a100-80gb", "l4"]}},
+            "answer": "g_memory",
+        }
+    )
+    names = {make_instance(q, seed).params["g"] for seed in range(40)}
+    assert names == {"H200", "A100 80GB SXM", "L4"}
+
+
+def test_preset_params_expose_active_parameters():
+    q = question(
+        {
+            "id": "q-active",
+            "prompt": "{m}",
+            "params": {"m": {"preset": ["mixtral-8x7b"]}, "d": {"preset": ["llama-3-8b"]}},
+            "answer": "m_active + d_active",
+        }
+    )
+    inst = make_instance(q, 0)
+    assert inst.params["m_params"] == 46_700_000_000
+    assert inst.params["m_active"] == 12_900_000_000
+    assert inst.params["d_active"] == inst.params["d_params"] == 8_030_000_000
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        (["h100", "h1000"], "unknown GPU 'h1000'; did you mean h100, h200, h100-nvl?"),
+        (["H200"], "unknown GPU 'H200'; write it 'h200'"),
+        (["tpu-v5"], "unknown GPU 'tpu-v5'; known: h200-nvl, h200, gh200"),
+    ],
+)
+def test_an_unknown_gpu_key_is_refused_when_the_question_is_read(keys, message):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        question({"id": "q-g", "prompt": "{g}", "params": {"g": {"gpu": keys}}, "answer": "1"})
+    assert message in str(info.value)
+
+
 def test_unknown_placeholder_names_question_and_field():
     q = question(
         {"id": "q-ph", "prompt": "ok", "answer": "3", "solution": ["fine", "uses {nothing}"]}

@@ -23,9 +23,17 @@ from typing import TYPE_CHECKING, Any
 
 from drill.chains import draw_chain_numbers, follow_up_field, follow_up_question, param_keys
 from drill.errors import BankError, ExprError
-from drill.instance import InstanceError, NumericDraw, compiled, dotted, range_values, text_values
+from drill.instance import (
+    InstanceError,
+    NumericDraw,
+    compiled,
+    dotted,
+    range_values,
+    record_param_kind,
+    text_values,
+)
 from drill.kinds.numeric_slips import same
-from drill.schema import ChoiceParam, NumericQuestion, PresetParam, RangeParam
+from drill.schema import ChoiceParam, NumericQuestion, RangeParam
 
 if TYPE_CHECKING:
     from drill.lint import LintContext, LintReport
@@ -96,8 +104,9 @@ def _check_start(question: NumericQuestion, report: LintReport) -> bool:
         field = ("chain", "start", name)
         if param is None:
             report.add(field, f"'{name}' is not a param of this template")
-        elif isinstance(param, PresetParam):
-            report.add(field, f"'{name}' is a preset param; start fixes only numbers and text")
+        elif record_param_kind(param):
+            what = record_param_kind(param)
+            report.add(field, f"'{name}' is {what}; start fixes only numbers and text")
         elif not _drawable(param, value):
             report.add(field, f"{value!r} is not a value '{name}' can draw")
         else:
@@ -118,8 +127,8 @@ def _check_follow_up(
     for name, value in follow_up.change.items():
         field = follow_up_field(index, "change", name)
         param = follow.params.get(name)
-        if param is None or isinstance(param, PresetParam):
-            what = "a preset param" if param is not None else "not a param"
+        if param is None or record_param_kind(param):
+            what = record_param_kind(param) or "not a param"
             report.add(field, f"'{name}' is {what} of {follow.id}")
             ok = False
         elif isinstance(value, str):

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING
 
 from drill.errors import BankError, ExprError
 from drill.instance import (
-    PRESET_FIELDS,
     InstanceError,
     NumericDraw,
     compiled,
     draw_numeric,
+    param_fields,
     render_numeric,
 )
 from drill.kinds.numeric_slips import same, slip_draws
@@ -42,13 +42,12 @@ if TYPE_CHECKING:
 
 
 def param_names(question: NumericQuestion) -> dict[str, set[str]]:
-    """param -> the names it defines for expressions (a preset `m`: m_layers, ...)."""
+    """param -> the names it defines for expressions (a preset `m`: m_layers, ...; a gpu
+    `g`: g_memory, ...)."""
     names: dict[str, set[str]] = {}
     for name, param in question.params.items():
-        if isinstance(param, PresetParam):
-            names[name] = {f"{name}_{f}" for f in PRESET_FIELDS}
-        else:
-            names[name] = {name}
+        fields = param_fields(param)
+        names[name] = {f"{name}_{f}" for f in fields} if fields else {name}
     return names
 
 

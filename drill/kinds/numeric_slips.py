@@ -45,8 +45,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from drill.expr import SharedTrees
-from drill.instance import PRESET_FIELDS, NumericDraw
-from drill.schema import ChoiceParam, NumericQuestion, PresetParam, RangeParam
+from drill.instance import NumericDraw, param_fields
+from drill.schema import ChoiceParam, NumericQuestion, RangeParam
 
 # words after which a name's first word says its kind: b_small and b_large are both b
 QUALIFIERS = frozenset(
@@ -231,8 +231,8 @@ def givens(question: NumericQuestion, shown: set[str]) -> dict[str, bool]:
     """The numbers the prompt gives, name -> whether they are whole counts."""
     found: dict[str, bool] = {}
     for name, param in question.params.items():
-        if isinstance(param, PresetParam):
-            found.update((f"{name}_{f}", False) for f in PRESET_FIELDS)
+        if param_fields(param):
+            found.update((f"{name}_{f}", False) for f in param_fields(param))
         elif isinstance(param, RangeParam):
             lo, step = param.range[0], param.step
             found[name] = float(lo).is_integer() and float(step).is_integer()
@@ -246,8 +246,8 @@ def givens(question: NumericQuestion, shown: set[str]) -> dict[str, bool]:
 
 def kind_word(name: str, params: Mapping[str, object]) -> str:
     """The word of a given's name that says what it measures (see the module docstring)."""
-    for param in params:  # a preset field: its own name, not the param's
-        if isinstance(params[param], PresetParam) and name.startswith(param + "_"):
+    for param in params:  # a preset or gpu field: its own name, not the param's
+        if param_fields(params[param]) and name.startswith(param + "_"):
             name = name[len(param) + 1 :]
     words = name.split("_")
     if len(words) > 1 and words[-1] in QUALIFIERS:
