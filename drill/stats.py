@@ -250,37 +250,58 @@ def heatmap_legend(*, color: bool = False) -> str:
 # -------------------------------------------------------------------------- retention
 
 
+# Per review of one day that counts for true retention: `m` is 1 when mature, 0 when
+# young, null when it does not count (no earlier review, or one earlier the same day).
+# `prev`, the question's previous non-cram review, is the newest one first in the
+# per-question index, so each probe stops at once; `limit -1` keeps the subquery from
+# being flattened into the sums, which would run the probe once per sum.
+_RETENTION_DAY_SQL = """
+select coalesce(sum(m = 0), 0), coalesce(sum(m = 0 and rating > 1), 0),
+       coalesce(sum(m = 1), 0), coalesce(sum(m = 1 and rating > 1), 0)
+from (
+    select w.rating, (
+        select case when p.reviewed_at >= :start then null
+                    else julianday(w.reviewed_at) - julianday(p.reviewed_at) >= :mature end
+        from reviews p
+        where p.question_id = w.question_id and p.reviewed_at < w.reviewed_at
+          and not coalesce(p.cram, 0)
+        order by p.reviewed_at desc limit 1
+    ) as m
+    from reviews w
+    where w.reviewed_at >= :low and w.reviewed_at < :next and w.reviewed_at <= :now
+      and not coalesce(w.cram, 0)
+    limit -1
+)
+"""
+
+
 def _retention_by_day(
     db: Database, since: datetime, now: datetime, days: DayClock
 ) -> list[tuple[str, bool, int, int]]:
     """(user day, mature, reviews counted, passed) for each day from `since` to `now`
     with reviews that count for true retention (the rule is in the module docstring)."""
-    db.conn.create_function("user_day", 1, days.day_of_iso, deterministic=True)
-    # `prev` is the question's previous non-cram review, in or before the window (the
-    # newest one first in the per-question index, so each probe stops at once)
-    rows = db.execute(
-        """
-        with windowed as (
-            select w.rating, w.reviewed_at, (
-                select p.reviewed_at from reviews p
-                where p.question_id = w.question_id and p.reviewed_at < w.reviewed_at
-                  and not coalesce(p.cram, 0)
-                order by p.reviewed_at desc limit 1
-            ) as prev
-            from reviews w
-            where w.reviewed_at >= :since and w.reviewed_at <= :now and not coalesce(w.cram, 0)
-        )
-        select user_day(reviewed_at) as day,
-               julianday(reviewed_at) - julianday(prev) >= :mature as mature,
-               count(*), coalesce(sum(rating > 1), 0)
-        from windowed
-        where prev is not null and user_day(prev) < user_day(reviewed_at)
-        group by day, mature
-        order by day, mature
-        """,
-        {"since": iso(since), "now": iso(now), "mature": MATURE_DAYS},
-    ).fetchall()
-    return [(day, bool(mature), n, passed) for day, mature, n, passed in rows]
+    # a day is the range of times from its start to the next day's start: one indexed
+    # range per day, and a review's previous one was on an earlier day when it lies
+    # before that start
+    rows: list[tuple[str, bool, int, int]] = []
+    day, last = days.day_of(since), days.day_of(now)
+    while day <= last:
+        start, end = days.start_of(day), days.start_of(day + timedelta(days=1))
+        young, young_passed, mature, mature_passed = db.execute(
+            _RETENTION_DAY_SQL,
+            {
+                "start": iso(start),
+                "low": iso(max(start, since)),
+                "next": iso(end),
+                "now": iso(now),
+                "mature": MATURE_DAYS,
+            },
+        ).fetchone()
+        for is_mature, n, passed in ((False, young, young_passed), (True, mature, mature_passed)):
+            if n:
+                rows.append((_day(day), is_mature, n, passed))
+        day += timedelta(days=1)
+    return rows
 
 
 def _retention_shares(rows: list[tuple[str, bool, int, int]]) -> dict[str, Any]:
