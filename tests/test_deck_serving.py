@@ -198,6 +198,20 @@ PINNED = {
     # 80 GB − 16 GB / 2 = 72e9 B; 2 × 48 × 8 × 128 × 2 × 8,192 / 2 = 805,306,368 B; 89.4
     ("tp-requests-fit", 2): Pinned(
         {"params_b": 8, "layers": 48, "tp": 2, "cap_gb": 80, "seq": 8192, "kv_heads": 8}, 89, "requests"),
+    # Llama 3 70B at TP 16: 2 × 80 × 8 × 128 × 2 × 2,048 = 671,088,640 B over its 8 KV heads
+    ("tp-kv-per-gpu-preset", 1): Pinned(
+        {"m": "Llama 3 70B", "tp": 16, "seq": 2048}, 83_886_080, "bytes"),
+    # Qwen2.5 72B: 2 × 80 × 8 × 128 × 2 × 4,096 = 1,342,177,280 B over 8 KV heads
+    ("tp-kv-per-gpu-preset", 2): Pinned(
+        {"m": "Qwen2.5 72B", "tp": 16, "seq": 4096}, 167_772_160, "bytes"),
+    # H200: 0.9 × 141 GiB = 136,257,837,465 B (rounded down); 70.6e9 × 2 / 8 = 17.65e9 B of
+    # weights; one KV head a GPU: 2 × 80 × 1 × 128 × 2 × 8,192 = 335,544,320 B; 353.48
+    ("tp-sequences-per-gpu-preset", 1): Pinned(
+        {"m": "Llama 3 70B", "g": "H200", "tp": 8, "seq": 8192}, 353, "requests"),
+    # H100 NVL: 0.9 × 94 GiB = 90,838,558,310 B; 46.7e9 × 2 / 8 = 11.675e9 B; one KV head:
+    # 2 × 32 × 1 × 128 × 2 × 4,096 = 67,108,864 B; 79,163,558,310 / that = 1,179.6
+    ("tp-sequences-per-gpu-preset", 2): Pinned(
+        {"m": "Mixtral 8x7B", "g": "H100 NVL", "tp": 8, "seq": 4096}, 1179, "requests"),
     # 2 × 32 × 4 × 128 × 1 = 32,768 B a token × 4,096 prompt tokens
     ("disagg-kv-transfer-bytes", 1): Pinned(
         {"prompt": 4096, "quarters": 3, "layers": 32, "kv_heads": 4, "dtype_bytes": 1},
@@ -236,6 +250,27 @@ PINNED = {
     ("percentile-nearest-rank", 1): Pinned({"n": 77, "pct": 99}, 77, "count"),
     # 0.90 × 123 = 110.7 -> 111
     ("percentile-nearest-rank", 2): Pinned({"n": 123, "pct": 90}, 111, "count"),
+    # 70.6e9 × 2 / 4 = 35.3e9 B + 16 × 2 × 80 × 2 × 128 × 2 × 2,048 = 2,684,354,560 B;
+    # 37,984,354,560 B / (0.6 × 2.039e12 B/s)
+    ("decode-tpot-tp-preset", 1): Pinned(
+        {"m": "Llama 3 70B", "g": "A100 80GB SXM", "tp": 4, "batch": 16, "ctx": 2048,
+         "mbu_pct": 60},
+        0.031048189112309957, "seconds"),
+    # 72.7e9 × 2 / 8 = 18.175e9 B + 32 × 2 × 80 × 1 × 128 × 2 × 4,096 = 5,368,709,120 B;
+    # 23,543,709,120 B / (0.8 × 3.9e12 B/s)
+    ("decode-tpot-tp-preset", 2): Pinned(
+        {"m": "Qwen2.5 72B", "g": "H100 NVL", "tp": 8, "batch": 32, "ctx": 4096, "mbu_pct": 80},
+        0.007546060615384615, "seconds"),
+    # 2 × 70.6e9 × 8,192 = 1.1567104e15 FLOP + 4 × 80 × 64 × 128 × (8,192 × 8,193 / 2) =
+    # 87,971,667,640,320 FLOP; / 4 GPUs / (0.6 × 312e12 FLOP/s)
+    ("prefill-ttft-tp-preset", 1): Pinned(
+        {"m": "Llama 3 70B", "g": "A100 80GB SXM", "tp": 4, "prompt": 8192, "mfu_pct": 60},
+        1.662235667254701, "seconds"),
+    # Mixtral's 12.9e9 active parameters: 2 × 12.9e9 × 8,192 = 2.113536e14 FLOP +
+    # 4 × 32 × 32 × 128 × 33,558,528 = 17,594,324,238,336 FLOP; / 4 / (0.4 × 989e12 FLOP/s)
+    ("prefill-ttft-tp-preset", 4): Pinned(
+        {"m": "Mixtral 8x7B", "g": "H100 SXM", "tp": 4, "prompt": 8192, "mfu_pct": 40},
+        0.1446839822598989, "seconds"),
     # ------------------------------------------------------------------ spot the bug
     # 2 × 28 × 8 KV heads × 128 × 16,384 × 2 B
     ("bug-query-heads-fix", 1): Pinned(
@@ -314,6 +349,12 @@ MISTAKES = [
     ("tp-requests-fit", 1, "16", "kv-pool-sized-once"),  # (141 − 68) GB / 4.295 GB
     ("tp-requests-fit", 1, "24", "forgot-tp-split"),  # 107 GB / 4.295 GB
     ("tp-requests-fit", 1, "54", "capacity-gb-as-gib"),  # (141 GiB − 34 GB) / 2.147 GB
+    ("tp-kv-per-gpu-preset", 1, "40 MiB", "tp-split-past-kv-heads"),  # 640 MiB / 16
+    ("tp-kv-per-gpu-preset", 1, "640 MiB", "forgot-tp-split"),
+    ("tp-sequences-per-gpu-preset", 1, "398", "ignored-memory-utilization"),  # all 141 GiB
+    ("tp-sequences-per-gpu-preset", 1, "406", "forgot-weights"),  # 136.26e9 / 335,544,320
+    ("tp-sequences-per-gpu-preset", 1, "44", "forgot-tp-split"),  # 353.48 / 8
+    ("tp-sequences-per-gpu-preset", 1, "325", "capacity-gib-as-gb"),  # (126.9e9 − 17.65e9) / ...
     ("disagg-kv-transfer-bytes", 1, "224 MiB", "disagg-counted-output"),  # × (4,096 + 3,072)
     ("disagg-kv-transfer-bytes", 1, "64 MiB", "forgot-kv-factor"),
     ("disagg-link-time", 1, "0.64 ms", "bits-vs-bytes"),
@@ -324,6 +365,13 @@ MISTAKES = [
     ("mean-tpot-hides-stalls", 1, "25 ms", "typical-gap-not-mean"),
     ("mean-tpot-hides-stalls", 1, "43.5 ms", "first-token-gap"),  # 2,175 / 50
     ("percentile-nearest-rank", 2, "110", "rounded-down-count"),
+    ("decode-tpot-tp-preset", 1, "28.85 ms", "forgot-kv-reads"),  # 35.3e9 B / 1.2234e12 B/s
+    ("decode-tpot-tp-preset", 1, "18.63 ms", "ignored-mbu"),  # 37.98e9 B / 2.039e12 B/s
+    ("decode-tpot-tp-preset", 1, "496.8 ms", "weights-read-per-sequence"),  # 16 × 31.05 ms
+    ("decode-tpot-tp-preset", 1, "124.2 ms", "forgot-tp-split"),  # 4 × 31.05 ms
+    ("prefill-ttft-tp-preset", 1, "1545 ms", "prefill-forgot-attention"),  # weights' FLOPs only
+    ("prefill-ttft-tp-preset", 1, "997.3 ms", "ignored-utilization"),  # at 312 TFLOP/s
+    ("prefill-ttft-tp-preset", 1, "6649 ms", "forgot-tp-split"),  # 4 × 1,662 ms
     ("bug-query-heads-fix", 1, "12.25 GiB", "query-heads"),  # the script's number: × 7
     ("bug-query-heads-fix", 1, "0.875 GiB", "forgot-kv-factor"),
     ("bug-hidden-size-fix", 1, "27", "hidden-size"),  # 120e9 / (2 × 32 × 4,096 × 2 × 8,192)
