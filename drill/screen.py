@@ -94,6 +94,15 @@ class Screen:
             out += [paint(piece, role, self.color) + "\n" for piece in pieces]
         return "".join(out)
 
+    def prompt(self, prompt: str) -> tuple[str, str]:
+        """A prompt wrapped like the text: (its lines before the last, as text to write;
+        its last line, to ask with)."""
+        if not self.width:
+            return "", prompt
+        text = prompt.rstrip()
+        pieces = wrap_line(text, min(self.width(), MAX_TEXT_COLUMNS))
+        return "".join(p + "\n" for p in pieces[:-1]), pieces[-1] + prompt[len(text):]
+
     def header(self, position: int, total: int, label: str) -> str:
         """The line above a question: "[2/5] kv-cache · new", with the bar on a terminal."""
         head = f"[{position}/{total}]"

@@ -186,6 +186,9 @@ class _Session:
         self.io.write(self.io.screen.lines(pieces, piece_roles))
 
     def ask(self, prompt: str, remember: bool = False) -> str:
+        lead, prompt = self.io.screen.prompt(prompt)
+        if lead:
+            self.io.write(lead)
         if self.io.read_prompted is not None:
             line = self.io.read_prompted(prompt, remember)
         else:

@@ -85,6 +85,19 @@ def test_a_session_at_a_terminal_is_wrapped_coloured_and_barred(tmp_path, column
     assert reviews(db)[0]["answer"] == "1 MiB"
 
 
+def test_a_prompt_wider_than_the_terminal_breaks_between_words(tmp_path):
+    db = open_db(tmp_path / "k.db")
+    term = Terminal(["2 MiB", "q", ""])
+    run_session(db, load_bank([BANK_DIR]), FIXTURE,
+                replace(term.io(), screen=Screen(width=lambda: 80)),
+                days=UTC_DAYS, evidence_lines=no_evidence)  # fmt: skip
+    assert (
+        "Quit: save this answer as 3 good? Enter saves it · 1-4 another rating · d\n"
+        "discards the answer · n goes back: "
+    ) in term.text
+    assert [r["rating"] for r in reviews(db)] == [3]
+
+
 def test_plain_output_is_unwrapped_and_uncoloured(tmp_path):
     _, term = run(open_db(tmp_path / "k.db"), ["1 MiB", "", "q"])
     assert "\x1b" not in term.text
