@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     # for readers and linters; the real types are made by _define_validation_names
     Param = Any
     Question = Any
+    GpuKey = str
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
 NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
@@ -186,7 +187,7 @@ class GpuParam:
 
     __pydantic_config__ = _CONFIG
 
-    gpu: Annotated[list[Annotated[str, AfterValidator(_gpu_key)]], Field(min_length=1)]
+    gpu: Annotated[list[GpuKey], Field(min_length=1)]
 
 
 def _param_kind(value: object) -> str | None:
@@ -510,6 +511,12 @@ def _define_validation_names() -> None:
 
     namespace.update(AfterValidator=AfterValidator, Discriminator=Discriminator, Field=Field)
     namespace["Tag"] = Tag
+    from drill.gpus import GPU_SPECS
+
+    keys: list[Any] = [spec.key for spec in GPU_SPECS]  # JSON values, for the schema
+    namespace["GpuKey"] = Annotated[
+        str, AfterValidator(_gpu_key), Field(json_schema_extra={"enum": keys})
+    ]
     namespace["Param"] = Annotated[
         Annotated[RangeParam, Tag("RangeParam")]
         | Annotated[ChoiceParam, Tag("ChoiceParam")]
@@ -529,7 +536,7 @@ def _define_validation_names() -> None:
 
 def __getattr__(name: str) -> Any:
     # `Param` and `Question` are pydantic types: made on first use, not on import
-    if name in ("Param", "Question", "Field", "Tag", "Discriminator", "AfterValidator"):
+    if name in ("Param", "Question", "GpuKey", "Field", "Tag", "Discriminator", "AfterValidator"):
         _define_validation_names()
         return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -250,5 +250,5 @@ def test_bank_schema_is_json_schema_of_a_deck():
     assert schema["title"] == "kvdrill deck file"
     assert schema["required"] == ["deck", "questions"]
     assert schema["additionalProperties"] is False
-    assert set(schema["$defs"]) >= {"NumericQuestion", "ConceptQuestion", "RangeParam"}
+    assert set(schema["$defs"]) >= {"NumericQuestion", "ConceptQuestion", "RangeParam", "GpuParam"}
 
