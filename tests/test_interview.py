@@ -16,6 +16,8 @@ from drill.instance import make_instance
 from drill.interview import InterviewIO, run_interview
 from drill.interview_plan import clock, plan_interview
 from drill.interview_report import build_report, render_html, render_markdown, render_text
+from drill.srs import make_scheduler, new_card_row, review_row
+from drill.store import open_db
 
 BANK = Path(__file__).parent / "banks" / "interview" / "interview.yaml"
 START = datetime(2026, 11, 18, 12, tzinfo=timezone.utc)
@@ -245,6 +247,24 @@ def test_interview_answers_are_stored_as_reviews_of_an_interview_session(tmp_pat
     assert [(q, reps) for q, reps, _, _ in cards] == [("iv-many", 1), ("iv-open", 2)]
     params = json.loads(conn.execute("select params from reviews where question_id = 'iv-many'").fetchone()[0])
     assert (params["requests"], params["dtype_bytes"]) == (4, 1)
+
+
+def test_with_an_interview_date_an_answer_brings_its_card_back_in_the_week_before(tmp_path):
+    path = tmp_path / "k.db"
+    db = open_db(path)
+    row = new_card_row("iv-many", START - timedelta(days=30))
+    for days_before in (30, 29, 20):  # right every time: a long interval by now
+        row = review_row(make_scheduler(fuzz=False), row, 3, START - timedelta(days=days_before))
+    db.table("cards").insert(row)
+    db.conn.close()
+    config = CliRunner().invoke(cli, ["config", "interview-date", "2026-12-01", "--db", str(path),
+                                      "--now", NOW])  # fmt: skip
+    assert config.exit_code == 0, config.output
+    run([*ARGS, "--db", path], "512 MiB\n128 MiB\n1 GiB\n")  # iv-many right, rated Good
+    conn = sqlite3.connect(path)
+    # without the date it would come back on 2027-02-23; with it, in the week before the day
+    assert conn.execute("select due from cards where question_id = 'iv-many'").fetchone() == (
+        "2026-11-24T04:00:00.000000+00:00",)  # fmt: skip
 
 
 def test_ctrl_c_at_the_command_keeps_the_answers_and_prints_the_report(tmp_path, monkeypatch):

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import click
 
-from drill.commands.options import bank_option, db_option, now_option, open_database
+from drill.commands.options import (
+    bank_option,
+    db_option,
+    now_option,
+    open_database,
+    user_days,
+)
 
 INTERVIEW_HELP = """A timed mock interview: problems with follow-ups, explanations, then a report.
 
@@ -113,7 +119,7 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
             seed = secrets.randbelow(2**31)
         weights = _weak_weights(db, questions, now()) if focus == "weak" else None
         turns = plan_interview(questions, count, seed, bank.get, make_instance, weights=weights)
-        save, finish = _storage(db, now(), no_fuzz)
+        save, finish = _storage(db, now(), no_fuzz, now_text)
         try:
             result = run_interview(turns, minutes, InterviewIO(read_line, write, now), save)
         finally:
@@ -139,16 +145,24 @@ def _weak_weights(db, questions, now):
     return weak_weights(question_figures(db, now, {q.id: q.topic for q in questions}))
 
 
-def _storage(db, started, no_fuzz: bool):
+def _storage(db, started, no_fuzz: bool, now_text: str | None):
     """(save, finish): store one answer as a review of an "interview" session, in one
-    transaction with the card's new schedule; close the session row."""
+    transaction with the card's new schedule; close the session row. With an
+    interview date set, the schedule aims at it as the quiz's does."""
+    from drill.deadline import capped_due, retention_toward
     from drill.errors import StoreError
     from drill.interview import counted_right, review_of
     from drill.review_store import end_session, record_answer, rescue_review, start_session
     from drill.settings import read_settings
     from drill.srs import iso, new_card_row, parse_iso, review_row
 
-    scheduler = read_settings(db).scheduler(fuzz=not no_fuzz)
+    settings = read_settings(db)
+    days = user_days(settings, now_text)
+    deadline = settings.interview_date
+    retention = settings.retention
+    if deadline is not None:  # more recall as the interview nears
+        retention = retention_toward(retention, deadline, started, days)
+    scheduler = settings.scheduler(retention, fuzz=not no_fuzz)
     session_id = str(uuid.uuid4())
     start_session(db, session_id, iso(started), "interview")
 
@@ -160,7 +174,11 @@ def _storage(db, started, no_fuzz: bool):
             current = row or new_card_row(review.question_id, moment)
             # another session may have answered this card after our clock read
             at = max(moment, parse_iso(current["last_review"])) if current["last_review"] else moment
-            return review_row(scheduler, current, review.rating, at)
+            row = review_row(scheduler, current, review.rating, at)
+            if deadline is not None:
+                due = capped_due(parse_iso(row["due"]), review.question_id, at, at, deadline, days)
+                row["due"] = iso(due)
+            return row
 
         try:
             record_answer(db, review, reschedule, counted_correct=counted_right(answer))
