@@ -571,16 +571,17 @@ def run_session(
     )  # fmt: skip
     soon = coming(queue, started, options.learn_ahead) - len(plan)
     drill_name = _misconception_name(options.drill) if options.drill else ""
-    session.say(opening_line([item.why for item in plan], soon, mode, drill_name))
     try:
+        session.say(opening_line([item.why for item in plan], soon, mode, drill_name))
         session.run()
     except _Stop as stop:
         result.ended_by = stop.reason
     except KeyboardInterrupt:
         io.write("\n")
         result.ended_by = "interrupt"
-    except StoreError:
-        # the database stopped taking writes: close the session row if it still can
+    except (StoreError, OSError):
+        # the database stopped taking writes, or the output did (a full disk, a closed
+        # terminal or pipe): close the session row if it still can
         try:
             end_session(db, result.session_id, iso(io.now()))
         except (StoreError, sqlite3.Error):

@@ -98,3 +98,38 @@ def test_when_nothing_can_be_written_the_answer_is_shown_to_keep(tmp_path, monke
     assert record["answer"] == LONG_ANSWER
     assert not (tmp_path / "k-unsaved.jsonl").exists()
 
+
+
+class FullTerminal(Terminal):
+    """Standard output fills up at its first write, or once the first answer is saved."""
+
+    def __init__(self, lines, after):
+        super().__init__(lines)
+        self.after = after
+
+    def io(self):
+        def write(text):
+            if self.after in "".join(self.out):
+                raise OSError(28, "No space left on device")
+            self.out.append(text)
+
+        return drill.session.SessionIO(self.read_line, write, lambda: self.clock)
+
+
+@pytest.mark.parametrize(
+    ("after", "reviews", "session"),
+    [
+        ("", [], {"answered": 0, "ended_at": iso(T0)}),
+        ("Saved:", ["qf-kv-bytes"], {"answered": 1, "ended_at": iso(T0 + timedelta(seconds=40))}),
+    ],
+)
+def test_a_full_output_closes_the_session_row_and_keeps_the_answers(
+    tmp_path, after, reviews, session
+):
+    db = open_db(tmp_path / "k.db")
+    term = FullTerminal(["2 MiB", "", "prefill is compute bound", "", "q"], after)
+    with pytest.raises(OSError, match="No space left on device"):
+        run_session(db, load_bank([BANK_DIR]), OPTIONS, term.io(), days=UTC_DAYS,
+                    evidence_lines=lambda claims: [])  # fmt: skip
+    assert [r["question_id"] for r in db.query("select question_id from reviews")] == reviews
+    assert list(db.query("select answered, ended_at from sessions")) == [session]
