@@ -170,6 +170,12 @@ def main() -> None:
     except OutputClosed:
         _silence_stdout()
         status = 1
+    except OSError as exc:  # help or version printed outside a command (kvdrill -h > /dev/full)
+        message = describe_error(exc)
+        _silence_stdout()
+        if message is not None:
+            click.echo(f"Error: {_one_line(message)}", err=True)
+        status = 1
     try:
         sys.stdout.flush()
     except OSError as exc:

@@ -117,6 +117,16 @@ def test_a_full_standard_output_is_one_line(tmp_path, command):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("args", [[], ["--help"], ["--version"], ["bank"], ["engine"]])
+def test_help_and_version_on_a_full_standard_output_are_one_line(tmp_path, args):
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "drill", *args], stdout=full,
+                              stderr=subprocess.PIPE, text=True, cwd=REPO,
+                              env={**os.environ, "KVDRILL_HOME": str(tmp_path)})  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr == "Error: cannot write to standard output: No space left on device\n"
+
+
 # ------------------------------------------------------------------ files that are not ours
 
 
