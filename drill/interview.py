@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from drill.interview_plan import Turn, clock, per_question_share_s
 from drill.kinds import kind_of
+from drill.screen import PLAIN, Screen
 from drill.text import printable
 from drill.verdict import AGAIN, Verdict
 
@@ -36,6 +37,7 @@ class InterviewIO:
     read_line: Callable[[], str | None]  # one line without its newline; None at end of input
     write: Callable[[str], None]  # text as given (newlines included)
     now: Callable[[], datetime]  # UTC-aware
+    screen: Screen = PLAIN  # at a terminal: lines wrapped to its width
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,8 @@ def opening_lines(turns: Sequence[Turn], minutes: float) -> list[str]:
     count = f"{len(turns)} question{'s' if len(turns) != 1 else ''}"
     return [
         f"Mock interview: {count} in {clock(minutes * 60)}, about {share} each.",
-        "Answer as you would aloud: a number with its unit, or a few sentences. Nothing is",
-        "marked until the end. s passes on a question, q ends the interview; every answer is",
+        "Answer as you would aloud: a number with its unit, or a few sentences. Nothing is "
+        "marked until the end. s passes on a question, q ends the interview; every answer is "
         "saved as you give it.",
     ]
 
@@ -115,7 +117,7 @@ def run_interview(
     share_s = per_question_share_s(minutes, len(turns))
 
     def say(*lines: str) -> None:
-        io.write("".join(printable(line) + "\n" for line in lines))
+        io.write(io.screen.lines([piece for line in lines for piece in printable(line).split("\n")]))
 
     def read(prompt: str) -> str:
         io.write(prompt)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from drill.instance import make_instance
 from drill.interview import InterviewIO, run_interview
 from drill.interview_plan import clock, plan_interview
 from drill.interview_report import build_report, render_html, render_markdown, render_text
+from drill.screen import Screen
 from drill.srs import make_scheduler, new_card_row, review_row
 from drill.store import open_db
 
@@ -136,6 +138,19 @@ def test_the_clock_shows_with_each_prompt_and_nothing_is_marked_before_the_end()
     for marked in ("Right", "Wrong", "256 MiB", "K+V", "MODEL-", "KEY-", "Mistake", "points"):
         assert marked not in text, marked
     assert result.ended_by == "done"
+
+
+def test_at_a_terminal_of_80_columns_the_interview_breaks_lines_between_words():
+    scripted = ScriptedIO(SCRIPT)
+    io = replace(scripted.io(), screen=Screen(width=lambda: 80))
+    run_interview(turns(), 45, io, scripted.saved.append)
+    assert scripted.text.startswith(
+        "Mock interview: 6 questions in 45:00, about 7:30 each.\n"
+        "Answer as you would aloud: a number with its unit, or a few sentences. Nothing\n"
+        "is marked until the end. s passes on a question, q ends the interview; every\n"
+        "answer is saved as you give it.\n"
+    )
+    assert max(len(line) for line in scripted.text.splitlines()) == 80
 
 
 def test_each_answer_is_saved_before_the_next_question_with_its_time():

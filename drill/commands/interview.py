@@ -111,6 +111,8 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
     def write(text: str) -> None:
         click.echo(text, nl=False, err=as_json)
 
+    screen = _screen(as_json)
+
     db = open_database(db_path, write=True, now=now())
     try:
         bank = load_default_bank(banks)
@@ -121,7 +123,7 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
         turns = plan_interview(questions, count, seed, bank.get, make_instance, weights=weights)
         save, finish = _storage(db, now(), no_fuzz, now_text)
         try:
-            result = run_interview(turns, minutes, InterviewIO(read_line, write, now), save)
+            result = run_interview(turns, minutes, InterviewIO(read_line, write, now, screen), save)
         finally:
             finish(now())
     finally:
@@ -133,9 +135,22 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
     if as_json:
         click.echo(json.dumps(report_json(report), indent=2, ensure_ascii=False))
     else:
-        click.echo(render_text(report), nl=False)
+        click.echo(screen.lines(render_text(report).splitlines()), nl=False)
     if report_path is not None:
         click.echo(f"Report written to {report_path}.", err=True)
+
+
+def _screen(as_json: bool):
+    """At a terminal, text wrapped to its width between words; piped, plain lines."""
+    import shutil
+    import sys
+
+    from drill.screen import PLAIN, Screen
+
+    out = sys.stderr if as_json else sys.stdout
+    if not (sys.stdin.isatty() and out.isatty()):
+        return PLAIN
+    return Screen(width=lambda: shutil.get_terminal_size().columns)
 
 
 def _weak_weights(db, questions, now):
