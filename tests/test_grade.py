@@ -567,3 +567,14 @@ def test_a_far_off_answer_is_shown_in_its_own_unit():
     far = grade(per_token, "1 GiB")
     assert near.feedback.endswith("You gave 120 KiB; the answer is 60 KiB.")
     assert far.feedback.endswith("You gave 1 GiB; the answer is 60 KiB.")
+
+
+@pytest.mark.parametrize(
+    ("expected", "unit", "answer"),
+    [(1e300, "bytes", "7 GiB"), (1e300, "bytes", "5"), (1.7e308, "bytes", "1 B"),
+     (1e305, "seconds", "3 s"), (1e306, "flop", "1 FLOP")],
+)  # fmt: skip
+def test_a_slip_ratio_that_overflows_names_no_slip(expected, unit, answer):
+    # the answer times 1024^4 (or 1000^4, or 8) is inf, which every number is "near"
+    verdict = grade(numeric(expected, unit), answer)
+    assert (verdict.correct, verdict.status, verdict.misconception) == (False, "wrong", None)

@@ -415,7 +415,8 @@ def _prefix_kinds_differ(ctx: _Context, parsed: Parsed) -> bool:
 
 
 def _near(value: float, target: float, rel: float) -> bool:
-    return abs(value - target) <= rel * abs(target)
+    # a target that overflowed (the answer times 1024^4 near 1e308) is near nothing
+    return math.isfinite(target) and abs(value - target) <= rel * abs(target)
 
 
 def _slip(ctx: _Context, slip_id: str, value: float, tail: str) -> Verdict:
