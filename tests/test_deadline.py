@@ -86,7 +86,7 @@ def test_setting_the_date_brings_existing_cards_forward(tmp_path):
                  "--now", "2027-01-01T12:00:00+00:00")  # fmt: skip
     assert result.exit_code == 0, result.output
     assert result.stdout == "interview-date = 2027-01-15\n"
-    assert result.stderr == "1 cards brought back before the interview.\n"
+    assert result.stderr == "1 card brought back before the interview.\n"
     conn = open_db(db)
     # qf-kv-bytes: sha256 spread 6 of 7 days back from 01-14, a day beginning 04:00 in the
     # --now zone (UTC)
@@ -96,9 +96,22 @@ def test_setting_the_date_brings_existing_cards_forward(tmp_path):
     conn.conn.close()
 
 
+def test_a_day_already_past_is_refused_and_nothing_changes(tmp_path):
+    db = kvdrill_db(tmp_path / "k.db")
+    now = "2027-01-16T03:00:00+00:00"  # before 04:00: still the user's 2027-01-15
+    past = run("config", "interview-date", "2027-01-14", "--db", db, "--now", now)
+    assert past.exit_code == 1
+    assert past.output == (
+        "Error: interview-date 2027-01-14 is before today (2027-01-15); nothing was changed\n")
+    assert run("config", "interview-date", "--db", db).output == "interview-date = none\n"
+    today = run("config", "interview-date", "2027-01-15", "--db", db, "--now", now)
+    assert today.stdout == "interview-date = 2027-01-15\n"
+
+
 def test_stats_says_how_ready_each_topic_is_for_the_day(tmp_path):
     db = kvdrill_db(tmp_path / "k.db")
-    assert run("config", "interview-date", "2026-11-30", "--db", db).exit_code == 0
+    assert run("config", "interview-date", "2026-11-30", "--db", db,
+               "--now", "2026-11-21T12:00:00+00:00").exit_code == 0  # fmt: skip
     bank = ["--bank", str(BANK_DIR)]
     result = run("stats", "--db", db, *bank, "--now", "2026-11-21T12:00:00+00:00", "--json")
     import json

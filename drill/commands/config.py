@@ -74,10 +74,13 @@ def config_cmd(
         db = open_database(path, write=writing)
         try:
             if writing and key is not None:
+                if setting(key).key == "interview-date" and value is not None:
+                    _refuse_a_past_day(value, read_settings(db), now_text)
                 settings = write_setting(db, key, None if unset else value)
                 if setting(key).key == "interview-date" and settings.interview_date is not None:
                     moved = _bring_cards_forward(db, settings, now_text)
-                    click.echo(f"{moved} cards brought back before the interview.", err=True)
+                    cards = "card" if moved == 1 else "cards"
+                    click.echo(f"{moved} {cards} brought back before the interview.", err=True)
             else:
                 settings = read_settings(db)
         finally:
@@ -95,6 +98,17 @@ def config_cmd(
         current = getattr(settings, item.attribute)
         mark = "" if current == item.default else "  (changed)"
         click.echo(f"{item.key:<{width}}  {settings.shown(item.key)}{mark}")
+
+
+def _refuse_a_past_day(text: str, settings, now_text: str | None) -> None:
+    """An interview date before the user's today is a slip: refuse it."""
+    from drill.errors import ConfigError
+    from drill.settings import parse_value
+
+    day = parse_value("interview-date", text)
+    today = user_days(settings, now_text).day_of(parse_now(now_text))
+    if day is not None and day < today:
+        raise ConfigError(f"interview-date {day} is before today ({today}); nothing was changed")
 
 
 def _bring_cards_forward(db, settings, now_text: str | None) -> int:
