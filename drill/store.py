@@ -447,4 +447,9 @@ def describe_sqlite_error(exc: BaseException, path: Path | None = None) -> str:
         return f"{path} is busy: another kvdrill is writing to it ({text}); try again"
     if "unable to open" in lowered:
         return f"cannot open database {path} ({text})"
+    if "disk i/o error" in lowered:  # a full disk while the WAL grows reads the same
+        return (
+            f"cannot read or write {path} ({text}): the disk may be full or failing; free "
+            f"some space and try again. {recovery_hint(path)}"
+        )
     return f"{path} is damaged or unreadable ({text}). {recovery_hint(path)}"

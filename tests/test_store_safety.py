@@ -28,7 +28,7 @@ from dbstates import (
 from drill.backup import check_copy
 from drill.errors import KvdrillError, StoreError
 from drill.outfile import atomic_output, write_text
-from drill.store import APPLICATION_ID, open_db
+from drill.store import APPLICATION_ID, describe_sqlite_error, open_db
 
 REPO = Path(__file__).resolve().parent.parent
 LATER = "2026-11-21T09:00:00+00:00"
@@ -125,6 +125,17 @@ def test_help_and_version_on_a_full_standard_output_are_one_line(tmp_path, args)
                               env={**os.environ, "KVDRILL_HOME": str(tmp_path)})  # fmt: skip
     assert done.returncode == 1
     assert done.stderr == "Error: cannot write to standard output: No space left on device\n"
+
+
+def test_a_disk_io_error_names_a_full_disk_before_damage(tmp_path):
+    # SQLite reports a WAL index it cannot extend on a full disk as "disk I/O error"
+    path = tmp_path / "k.db"
+    message = describe_sqlite_error(sqlite3.OperationalError("disk I/O error"), path)
+    assert message == (
+        f"cannot read or write {path} (disk I/O error): the disk may be full or failing; "
+        f"free some space and try again. `kvdrill doctor --db {path}` checks it; "
+        f"`kvdrill restore BACKUP --db {path}` brings back a copy from {tmp_path / 'backups'}/"
+    )
 
 
 # ------------------------------------------------------------------ files that are not ours
