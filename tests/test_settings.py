@@ -135,6 +135,12 @@ def test_config_sets_shows_and_unsets(tmp_path):
     assert bad.output == "Error: rollover-hour must be a whole number from 0 to 23, not '25'\n"
 
 
+def test_a_negative_value_is_read_as_a_value(tmp_path):
+    bad = run("config", "new-per-day", "-1", "--db", tmp_path / "k.db")
+    assert (bad.exit_code, bad.output) == (
+        1, "Error: new-per-day must be a whole number from 0 to 9999, not '-1'\n")  # fmt: skip
+
+
 def test_config_without_a_database_shows_the_defaults_and_creates_nothing(tmp_path):
     result = run("config", "new-per-day", "--db", tmp_path / "none.db")
     assert result.output == "new-per-day = 10\n"

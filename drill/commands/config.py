@@ -44,6 +44,7 @@ def _settings_help() -> str:
     "config",
     help=CONFIG_HELP.format(settings=_settings_help()),
     short_help="Show or change settings.",
+    context_settings={"ignore_unknown_options": True},  # a VALUE of -1 is a value
 )
 @click.argument("key", required=False)
 @click.argument("value", required=False)
