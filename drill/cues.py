@@ -17,7 +17,8 @@ neither, cannot, at most NEGATION_REACH words earlier ("doesn't include
 queueing", "TPOT, not TTFT"); no, without, unlike, "rather than", "instead of",
 "as opposed to", at most NOUN_NEGATION_REACH words earlier ("no quality loss",
 "decode rather than prefill"). It is also negated when a negated verb saying
-whether it takes part or moves follows it ("queueing is not included", "TTFT
+whether it takes part or moves follows it, at once or after a word or two of its
+noun phrase ("queueing is not included", "queueing time is not included", "TTFT
 doesn't change"); "the cached prefix doesn't need to be prefilled" leaves "cached
 prefix" standing. "Not only", "not just" and "no matter" negate nothing. A clause
 ends at , ; : . ! ? and brackets, and at and, but, so, yet, while, whereas,
@@ -72,6 +73,14 @@ _DENIED_ROLES = frozenset(
     "reduces lowered lower lowers helped help helps matter matters apply applies considered "
     "measured shrink shrinks drop drops benefit benefits".split()
 )
+# how many words of the cue's noun phrase may stand between it and such a denial:
+# "queueing time is not included", "the queue wait time isn't counted"; not a word that
+# starts another clause ("TTFT drops as decode is not affected")
+DENIAL_REACH = 2
+_NOT_IN_NOUN_PHRASE = _PRONOUNS | frozenset(
+    "since as when if which who whose where until unless once after before then than for "
+    "of in on at by to with from not".split()
+)
 # skipped when matching a cue: "time to the first token", "a really large batch"
 _FILLERS = frozenset(
     "a an the its their any very much really quite even actually exactly".split()
@@ -96,6 +105,15 @@ class Token:
     stem: str  # what cues are compared on
     word: str  # the word as read, casefolded: negation is decided on it
     clause_end: bool = False  # punctuation or a word that ends a clause
+
+
+def _noun_phrase_word(token: Token) -> bool:
+    """Whether `token` may go on the noun phrase of a cue before its verb ("time")."""
+    word = token.word
+    return not (
+        token.clause_end or word in _NOT_IN_NOUN_PHRASE or word in _AUXILIARIES
+        or not word.isalpha()
+    )
 
 
 def _normalise(text: str) -> str:
@@ -213,14 +231,21 @@ class Answer:
                 return True
             if token.word not in _FILLERS:
                 between += 1
-        # "queueing is not included", "TTFT doesn't change", "TTFT is not really affected"
-        after = [t.word for t in self.tokens[end + 1 : end + 6] if t.word not in _FILLERS]
-        return (
-            len(after) >= 3
-            and after[0] in _AUXILIARIES
-            and after[1] == "not"
-            and after[2] in _DENIED_ROLES
-        )
+        # "queueing is not included", "TTFT doesn't change", "TTFT is not really affected",
+        # and past the rest of the cue's noun phrase: "queueing time is not included"
+        after = [t for t in self.tokens[end + 1 : end + 9] if t.word not in _FILLERS]
+        for skip in range(DENIAL_REACH + 1):
+            words = [t.word for t in after[skip : skip + 3]]
+            if (
+                len(words) == 3
+                and words[0] in _AUXILIARIES
+                and words[1] == "not"
+                and words[2] in _DENIED_ROLES
+            ):
+                return True
+            if skip >= len(after) or not _noun_phrase_word(after[skip]):
+                return False
+        return False
 
     def finds(self, cue: str) -> bool:
         """Whether `cue` appears in the answer and is not negated there."""

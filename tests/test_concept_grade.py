@@ -61,6 +61,12 @@ TABLE = [
     # negation after the cue
     ("queueing is not included", NONE, None, 1),
     ("TTFT doesn't change", NONE, None, 1),
+    ("queueing time is not included", NONE, None, 1),
+    ("the queue wait time isn't counted", NONE, None, 1),
+    ("TTFT really does not change", NONE, None, 1),
+    ("it lowers TTFT since TPOT is not affected", ONE, None, 1),
+    ("it lowers TTFT as decode is not affected", ONE, None, 1),
+    ("TTFT drops, decode speed is not affected", ONE, None, 1),
     # negation reaches only so far, and not across a clause
     ("TTFT, not TPOT", ONE, None, 1),
     ("TTFT not TPOT", ONE, None, 1),
