@@ -359,6 +359,28 @@ def _counting_once(conn: Any) -> Iterator[None]:
         conn.execute(row[0])
 
 
+@contextmanager
+def _indexes_after(conn: Any, bulk: bool) -> Iterator[None]:
+    """Inside a write transaction: for a bulk insert (`bulk`: into an empty table) the
+    secondary indexes of reviews are dropped and built again at the end, a sort of the
+    finished table instead of a million scattered index inserts (a third of the insert
+    time). The primary key stays: it decides which reviews are new. On an error the
+    rollback restores them."""
+    rows = (
+        conn.execute(
+            "select name, sql from sqlite_master"
+            " where type = 'index' and tbl_name = 'reviews' and sql is not null"
+        ).fetchall()
+        if bulk
+        else []
+    )
+    for name, _sql in rows:
+        conn.execute(f'drop index "{name}"')
+    yield
+    for _name, sql in rows:
+        conn.execute(sql)
+
+
 _INSERT_SQL = (
     f"insert or ignore into reviews ({', '.join(FIELDS)}) values ({', '.join('?' for _ in FIELDS)})"
 )
@@ -390,14 +412,15 @@ def import_history(
             empty = conn.execute("select not exists (select 1 from reviews)").fetchone()[0]
             in_order = _ReplayInOrder(scheduler) if empty else None
             added = 0
-            for batch in _batches(_numbered_values(path, fmt), batch_size):
-                read += len(batch)
-                for number, values in batch:
-                    seen.add(number, values)
-                    if in_order is not None:
-                        in_order.add(values)
-                # rowcount: the rows inserted, a review already present not counted
-                added += conn.executemany(_INSERT_SQL, [v for _n, v in batch]).rowcount
+            with _indexes_after(conn, bulk=empty):
+                for batch in _batches(_numbered_values(path, fmt), batch_size):
+                    read += len(batch)
+                    for number, values in batch:
+                        seen.add(number, values)
+                        if in_order is not None:
+                            in_order.add(values)
+                    # rowcount: the rows inserted, a review already present not counted
+                    added += conn.executemany(_INSERT_SQL, [v for _n, v in batch]).rowcount
             read -= _check_repeats(path, fmt, seen)
             replayed = in_order.cards() if in_order is not None else None
             cards = rebuild_cards(db, scheduler, replayed) if added else 0

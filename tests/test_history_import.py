@@ -194,6 +194,45 @@ def test_a_failed_import_keeps_the_counting_trigger(tmp_path):
     assert COUNT_TRIGGER in db.execute("select sql from sqlite_master").fetchall()
 
 
+REVIEW_INDEXES = [
+    ("idx_reviews_misconception", "reviews"),
+    ("idx_reviews_question_cover", "reviews"),
+    ("idx_reviews_time_cover", "reviews"),
+    ("sqlite_autoindex_reviews_1", "reviews"),
+]
+
+
+def review_indexes(db) -> list[tuple[str, str]]:
+    return db.execute(
+        "select name, tbl_name from sqlite_master where type = 'index' and tbl_name = 'reviews'"
+        " order by name"
+    ).fetchall()
+
+
+def test_a_bulk_import_builds_the_review_indexes_again(tmp_path):
+    # into an empty database the secondary indexes are dropped and built at the end
+    write(tmp_path / "h.jsonl", [exported(n) for n in range(12)])
+    db = open_db(tmp_path / "k.db")
+    import_history(db, tmp_path / "h.jsonl", SCHED)
+    assert review_indexes(db) == REVIEW_INDEXES
+    plan = db.execute(
+        "explain query plan select reviewed_at from reviews where question_id = 'q-1'"
+        " order by reviewed_at desc limit 1"
+    ).fetchall()
+    assert plan[0][3] == (
+        "SEARCH reviews USING COVERING INDEX idx_reviews_question_cover (question_id=?)"
+    )
+    assert db.execute("pragma integrity_check").fetchall() == [("ok",)]
+
+
+def test_a_failed_bulk_import_keeps_the_review_indexes(tmp_path):
+    write(tmp_path / "h.jsonl", [exported(1), exported(2, rating=7)])
+    db = open_db(tmp_path / "k.db")
+    with pytest.raises(HistoryError):
+        import_history(db, tmp_path / "h.jsonl", SCHED)
+    assert review_indexes(db) == REVIEW_INDEXES
+
+
 def test_lines_are_read_in_blocks_and_a_long_line_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(history, "READ_BYTES", 64)  # lines straddle the blocks
     records = [exported(n) for n in range(5)]
