@@ -4,7 +4,9 @@ Every file a command writes (sheets, keys, exports, reports, backups by hand) go
 through `atomic_output`: the text is written to a temporary file in the target's
 folder, flushed to disk, then renamed over the target, so a failure (a full disk,
 Ctrl-C) leaves the old file as it was. Paths that name the database or the files
-SQLite keeps beside it are refused before anything is opened.
+SQLite keeps beside it are refused before anything is opened, and so is any other
+file that is a kvdrill database (a second one, a copy, a backup); `kvdrill backup -o`
+alone may renew a copy it made before.
 """
 
 from __future__ import annotations
@@ -27,11 +29,35 @@ def _same(a: Path, b: Path) -> bool:
         return os.path.abspath(a) == os.path.abspath(b) or a.resolve() == b.resolve()
 
 
-def refuse_protected(path: Path, protected: Iterable[Path]) -> None:
-    """KvdrillError when `path` is one of the `protected` files (the database and its companions)."""
+def refuse_protected(
+    path: Path, protected: Iterable[Path], *, other_databases: bool = True
+) -> None:
+    """KvdrillError when `path` is one of the `protected` files (the database and its
+    companions), or, with `other_databases`, any other kvdrill database (a second
+    database, a copy, a backup): no text output belongs in its place."""
     for own in protected:
         if _same(path, own):
             raise KvdrillError(f"refusing to write over {own}: it is kvdrill's database")
+    if other_databases and _is_kvdrill_database(path):
+        raise KvdrillError(f"refusing to write over {path}: it is a kvdrill database")
+
+
+def _is_kvdrill_database(path: Path) -> bool:
+    """Whether `path` is a regular file with a SQLite header carrying kvdrill's mark."""
+    from drill.store import APPLICATION_ID
+
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False  # a pipe or a terminal: reading it could block
+        with open(path, "rb") as file:
+            head = file.read(72)
+    except OSError:
+        return False
+    return (
+        head.startswith(b"SQLite format 3\x00")
+        and len(head) == 72
+        and int.from_bytes(head[68:72], "big") == APPLICATION_ID
+    )
 
 
 def protected_files(db_path: Path | None) -> list[Path]:

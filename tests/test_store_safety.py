@@ -70,6 +70,23 @@ def test_sheet_and_key_onto_the_database_are_refused(tmp_path, _isolated_home):
     assert not (tmp_path / "s.md").exists()  # refused before anything was written
 
 
+def test_no_output_is_written_over_another_kvdrill_database(tmp_path):
+    db = kvdrill_db(tmp_path / "x.db")
+    other = kvdrill_db(tmp_path / "other.db")  # a second profile, a copy, a backup
+    before = sha(other)
+    for args in (["export", "--db", db, "-o"], ["sheet", "--seed", "1", "-o"],
+                 ["bank", "export", "--format", "gift", "-o"], ["stats", "--db", db, "--html"]):
+        line = one_line_error(run(*args, other))
+        assert line == f"Error: refusing to write over {other}: it is a kvdrill database"
+    line = one_line_error(run("sheet", "--seed", "1", "-o", tmp_path / "s.md", "--key", other))
+    assert line == f"Error: refusing to write over {other}: it is a kvdrill database"
+    assert sha(other) == before
+    assert not (tmp_path / "s.md").exists()
+    # a copy made by hand is a backup's own target: it may be renewed
+    done = run("backup", "--db", db, "-o", other)
+    assert done.exit_code == 0, done.output
+
+
 def test_sheet_and_key_cannot_share_a_file(tmp_path):
     out = tmp_path / "s.md"
     line = one_line_error(run("sheet", "--seed", "1", "-o", out, "--key", out))

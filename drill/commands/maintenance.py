@@ -70,7 +70,8 @@ def backup_cmd(output: Path | None, db_path: Path | None, now_text: str | None) 
     now = parse_now(now_text).astimezone(timezone.utc)
     path = _db_path(db_path)
     if output is not None:
-        refuse_protected(output, protected_files(path))
+        # a copy made before may be renewed: only the database itself is refused
+        refuse_protected(output, protected_files(path), other_databases=False)
         if output.exists() and not output.is_file():
             raise StoreError(f"cannot write the backup to {output}: not a regular file")
     conn = open_database(path, write=False, now=now).conn
