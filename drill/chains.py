@@ -19,6 +19,7 @@ A chain that cannot be drawn raises InstanceError at the opener's chain field;
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ from drill.instance import (
     DrawSources,
     Instance,
     InstanceError,
+    MisconceptionValue,
     NumericDraw,
     Value,
     compiled,
@@ -37,6 +39,7 @@ from drill.instance import (
     render_numeric,
     text_values,
 )
+from drill.misconceptions import load_misconception_catalogue
 from drill.schema import FollowUp, NumericQuestion
 
 Lookup = Callable[[str], Any]  # a question id -> the question (BankError if unknown)
@@ -185,8 +188,37 @@ def draw_chain(
             except BankError as exc:
                 field_path = follow_up_field(index - 1, "ask")
                 raise InstanceError(opener.id, field_path, str(exc)) from None
+            instance = _with_unchanged_answer(instance, steps[-1].instance, item.changed, sources)
         steps.append(ChainStep(instance, ask, dict(item.changed) if index else {}))
     return steps
+
+
+UNCHANGED_ID = "follow-up-unchanged"
+
+
+def _with_unchanged_answer(
+    instance: Instance, before: Instance, changed: Mapping[str, Value], sources: DrawSources
+) -> Instance:
+    """A follow-up's instance that names its likeliest mistake first: the answer to the
+    question before it, as if nothing had changed (when that answer is in the same unit
+    and differs from this one). It comes first so that a wrong answer equal to it is named
+    this way even when one of the template's own mistakes gives the same number."""
+    previous = before.expected
+    if (
+        previous is None
+        or instance.expected is None
+        or before.unit != instance.unit
+        or instance.tolerance.accepts(previous, instance.expected)
+    ):
+        return instance
+    catalogue = sources.catalogue if sources.catalogue is not None else load_misconception_catalogue()
+    info = catalogue.get(UNCHANGED_ID)
+    if info is None:  # a catalogue of the bank's own without it
+        return instance
+    what = ", ".join(f"{name} = {value}" for name, value in changed.items())
+    feedback = f"{info.feedback} The change: {what}." if what else info.feedback
+    unchanged = MisconceptionValue(UNCHANGED_ID, info.name, previous, feedback)
+    return dataclasses.replace(instance, misconceptions=(unchanged, *instance.misconceptions))
 
 
 def chain_length(question: Any) -> int:

@@ -59,6 +59,29 @@ def test_a_change_may_be_an_expression_over_the_values_so_far():
     ]
 
 
+def test_a_follow_up_answered_as_before_the_change_is_named_so():
+    from drill.grade import grade
+
+    bank = load_default_bank()
+    opener, fp8, many = draw_chain(bank.get("kv-bytes-per-request"), bank.get, 0)
+    # 2 query heads per KV head: the query-heads mistake gives the same number as the
+    # FP8 follow-up answered with 2-byte elements; the chain's own mistake is named
+    assert opener.instance.params["group"] == 2
+    assert (opener.instance.expected, fp8.instance.expected) == (50331648, 25165824)
+    verdict = grade(fp8.instance, "50,331,648 bytes")
+    assert (verdict.correct, verdict.misconception) == (False, "follow-up-unchanged")
+    assert verdict.misconception_name == "kept the answer from before the change"
+    assert verdict.feedback == (
+        "That is the answer to the question before this follow-up. The interviewer changed "
+        "one thing; work the number again with the new value. The change: dtype_bytes = 1. "
+        "You gave 48 MiB; the answer is 24 MiB."
+    )
+    assert grade(many.instance, "24 MiB").misconception == "follow-up-unchanged"
+    # the opener has no step before it; the right answer is still right
+    assert "follow-up-unchanged" not in [m.id for m in opener.instance.misconceptions]
+    assert grade(fp8.instance, "24 MiB").correct is True
+
+
 def test_the_built_in_chains():
     bank = load_default_bank()
     lengths = {q.id: chain_length(q) for q in bank if chain_length(q) > 1}

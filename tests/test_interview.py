@@ -353,3 +353,33 @@ def test_the_html_report_renders_in_chromium(tmp_path):
     # the verdict colours (right green, wrong red, partial amber) and the topic bars' green
     for rgb in ((0x1A, 0x7F, 0x37), (0xB4, 0x23, 0x18), (0x9A, 0x67, 0x00), (0x22, 0xBB, 0x66)):
         assert rgb in colours, rgb
+
+
+def test_the_readme_transcript_is_what_seed_11_asks(tmp_path):
+    # the README shows this interview: its questions, and the follow-up answered with the
+    # number from before the change
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    result = CliRunner().invoke(
+        cli,
+        ["interview", "--n", "4", "--minutes", "20", "--seed", "11", "--db", tmp_path / "k.db"],
+        input="1.75 GiB\n1.75 GiB\ns\ns\n",
+    )
+    assert result.exit_code == 0, result.output
+    report = result.output.split("Interview report\n", 1)[1].splitlines()
+    asked = [line.split(" · ")[0] for line in report if line[:3] in ("1. ", "2. ", "3. ", "4. ")]
+    assert asked == [
+        "1. kv-bytes-per-request",
+        "2. kv-bytes-per-request",
+        "3. mla-tensor-parallel",
+        "4. paged-attention-block-table",
+    ]
+    second = report[report.index("2. kv-bytes-per-request · follow-up to 1 · 0:00") + 1 :][:3]
+    assert second == [
+        "   Answer:  1.75 GiB",
+        "   Verdict: Wrong; the answer is 896 MiB (939,524,096 bytes)",
+        "   Mistake: kept the answer from before the change",
+    ]
+    for line in second:
+        assert f"\n{line}\n" in readme
+    for question in ("mla-tensor-parallel", "paged-attention-block-table"):
+        assert f"kvdrill ask {question}\n" in readme
