@@ -578,3 +578,19 @@ def test_a_slip_ratio_that_overflows_names_no_slip(expected, unit, answer):
     # the answer times 1024^4 (or 1000^4, or 8) is inf, which every number is "near"
     verdict = grade(numeric(expected, unit), answer)
     assert (verdict.correct, verdict.status, verdict.misconception) == (False, "wrong", None)
+
+
+def test_an_answer_off_by_less_than_a_percent_is_told_how_far_and_the_tolerance():
+    # 3.03 s is 3 significant figures of 3,025 ms; the question wants it to ±0.5 ms
+    e2e = numeric(3.025, "seconds", "ms", tolerance=Tolerance(abs=0.0005))
+    verdict = grade(e2e, "3.03 s")
+    assert (verdict.correct, verdict.status) == (False, "magnitude")
+    assert verdict.feedback == (
+        "The right order of magnitude, but 0.2% too high. Accepted within ±0.5 ms. "
+        "You gave 3,030 ms; the answer is 3,025 ms."
+    )
+    four_figures = numeric(0.02, "seconds", "ms", tolerance=Tolerance(sig=4))
+    assert grade(four_figures, "19.9 ms").feedback == (
+        "The right order of magnitude, but 0.5% too low. Accepted to 4 significant figures. "
+        "You gave 19.9 ms; the answer is 20 ms."
+    )

@@ -449,11 +449,16 @@ def _magnitude(
         feedback = f"Right digits, wrong power of ten (10^{abs(power)} too {direction})."
         return _verdict(ctx, "magnitude", False, value, feedback=feedback + tail)
     if 0.1 < ratio < 10:
-        how = (
-            f"{(ratio - 1) * 100:.0f}% too high"
-            if ratio > 1
-            else f"{(1 - ratio) * 100:.0f}% too low"
-        )
-        feedback = f"The right order of magnitude, but {how}."
+        off = abs(ratio - 1) * 100
+        # under 1 % off (an abs or sig tolerance): the size to one digit, and how close is close
+        size = f"{off:.0f}" if off >= 1 else f"{off:.1g}"
+        feedback = f"The right order of magnitude, but {size}% too {'high' if ratio > 1 else 'low'}."
+        if off < 1:
+            tolerance = ctx.instance.tolerance
+            feedback += (
+                f" Accepted within ±{ctx.shown(tolerance.abs)}."  # in the answer's unit
+                if tolerance.abs is not None
+                else " " + tolerance.describe(ctx.dimension)
+            )
         return _verdict(ctx, "magnitude", False, value, feedback=feedback + tail)
     return None
