@@ -117,6 +117,17 @@ def test_too_few_reviews_are_refused_saying_how_many_there_are(tmp_path):
     )
 
 
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_no_database_is_refused_and_none_is_made(tmp_path, dry_run):
+    path = tmp_path / "none.db"
+    result = run("optimize", "--db", path, *dry_run)
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: no database at {path}; `kvdrill quiz` or `kvdrill import` creates one\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 @pytest.fixture
 def enough_reviews(tmp_path):
     reviews = simulate(TRUE_PARAMETERS, questions=45, days=300, new_per_day=2, seed=1)

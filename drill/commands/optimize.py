@@ -56,14 +56,20 @@ def optimize_cmd(dry_run: bool, as_json: bool, db_path: Path | None) -> None:
     from drill.fsrs_fit import fit, load_history
     from drill.settings import write_setting
 
-    db = open_database(db_path, write=not dry_run)
+    # read first: a missing or empty database is refused, not created; it is opened for
+    # writing only to store what the fit found
+    db = open_database(db_path, write=False)
     try:
         result = fit(load_history(db), time.perf_counter, progress=sys.stderr.isatty())
-        stored = result.better and not dry_run
-        if stored:
-            write_setting(db, "fsrs-parameters", json.dumps(list(result.parameters)))
     finally:
         db.conn.close()
+    stored = result.better and not dry_run
+    if stored:
+        db = open_database(db_path, write=True)
+        try:
+            write_setting(db, "fsrs-parameters", json.dumps(list(result.parameters)))
+        finally:
+            db.conn.close()
     held_out_reviews = result.default.reviews if result.default else 0
     if as_json:
         scores = {
