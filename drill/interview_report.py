@@ -208,6 +208,13 @@ def _score(points: float) -> str:
     return f"{round(points, 2):g}"
 
 
+def _nothing_to_drill(report: Report) -> str:
+    """What "Drill next" says when it suggests nothing."""
+    if not report.rows:  # ended (q, end of input, time) before the first answer
+        return "Nothing answered, so nothing to drill yet."
+    return "Nothing missed: every answer was right."
+
+
 def summary_line(report: Report) -> str:
     answered = len(report.rows)
     line = (
@@ -255,7 +262,7 @@ def render_text(report: Report) -> str:
             out.append(f"  {t.topic:<{width}}  {score:<9} {t.percent:>3} %")
     out += ["", "Drill next"]
     if not report.drill_next:
-        out.append("  Nothing missed: every answer was right.")
+        out.append(f"  {_nothing_to_drill(report)}")
     for i, item in enumerate(report.drill_next, 1):
         out.append(f"  {i}. {item.what[:1].upper()}{item.what[1:]} ({item.why}): {item.command}")
     return "".join(printable(line) + "\n" for line in out)
@@ -288,7 +295,7 @@ def render_markdown(report: Report) -> str:
         out.append(f"| {_cell(t.topic)} | {t.asked} | {_score(t.points)} | {t.percent} |")
     out += ["", "## Drill next", ""]
     if not report.drill_next:
-        out.append("Nothing missed: every answer was right.")
+        out.append(_nothing_to_drill(report))
     for i, item in enumerate(report.drill_next, 1):
         out.append(f"{i}. {md_escape(item.what[:1].upper() + item.what[1:])} "
                    f"({md_escape(item.why)}): `{item.command}`")  # fmt: skip
@@ -372,7 +379,7 @@ def render_html(report: Report) -> str:
         )
     out += ["</table></section>", '<section><h2>Drill next</h2><ol class="next">']
     if not report.drill_next:
-        out.append("<li>Nothing missed: every answer was right.</li>")
+        out.append(f"<li>{_nothing_to_drill(report)}</li>")
     for item in report.drill_next:
         what = item.what[:1].upper() + item.what[1:]
         out.append(f"<li>{_e(what)} ({_e(item.why)}): <code>{_e(item.command)}</code></li>")

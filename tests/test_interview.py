@@ -214,6 +214,16 @@ def test_time_up_asks_no_more_and_keeps_the_answers_given():
     assert report.drill_next == ()
 
 
+def test_an_interview_with_no_answer_does_not_say_every_answer_was_right():
+    _, result = interview([(5, "q")])
+    report = build_report(result, seed=1)
+    assert report.rows == () and report.drill_next == ()
+    assert render_text(report).endswith("Drill next\n  Nothing answered, so nothing to drill yet.\n")
+    assert "Nothing answered, so nothing to drill yet." in render_markdown(report)
+    assert "<li>Nothing answered, so nothing to drill yet.</li>" in render_html(report)
+    assert "every answer was right" not in render_text(report) + render_markdown(report)
+
+
 def test_ctrl_c_keeps_every_answer_given():
     script = [(30, "512 MiB"), (45, "128 MiB"), (5, KeyboardInterrupt)]
     scripted, result = interview(script)
