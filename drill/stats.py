@@ -541,13 +541,23 @@ def render_interview(figures: Mapping[str, Any]) -> list[str]:
     if workload:
         busiest = max(workload, key=lambda d: d["due"])
         lines.append(
-            f"  {figures['reviews_before']} reviews due before it; the busiest day "
+            f"  {reviews_due_before(figures['reviews_before'])}; the busiest day "
             f"{busiest['date'][5:]} ({busiest['due']})"
         )
     if figures["topics"]:
         ready = ", ".join(f"{t['topic']} {percent(t['recall'])}" for t in figures["topics"])
         lines.append(f"  recall on the day if you stopped reviewing now: {ready}")
     return lines
+
+
+def counted(count: int, word: str) -> str:
+    """"1 review", "1,200 reviews"."""
+    return f"{count:,} {word}{'s' * (count != 1)}"
+
+
+def reviews_due_before(count: int) -> str:
+    """"1 review due before it", "12 reviews due before it"."""
+    return f"{counted(count, 'review')} due before it"
 
 
 def percent(value: float | None) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from drill.days import UTC_DAYS, DayClock
@@ -25,8 +25,10 @@ from drill.stats import (
     HEATMAP_WEEKS,
     MATURE_DAYS,
     collect_stats,
+    counted,
     forecast,
     percent,
+    reviews_due_before,
     weekly_retention,
 )
 from drill.store import Database
@@ -59,13 +61,16 @@ def collect_report(
     misconception_names: Mapping[str, str] | None = None,
     days: DayClock = UTC_DAYS,
     target_retention: float | None = None,
+    interview: date | None = None,
 ) -> dict[str, Any]:
     """`drill.stats.collect_stats`'s figures and what only the report shows: the due
     forecast for REPORT_FORECAST_DAYS days, true retention per week, the target
-    retention and `now` on the user's clock."""
+    retention and `now` on the user's clock. With an `interview` date, its readiness
+    (`drill.stats.interview_readiness`) too."""
     figures = collect_stats(
-        db, now, topics=topics, misconception_names=misconception_names, days=days
-    )
+        db, now, topics=topics, misconception_names=misconception_names, days=days,
+        interview=interview,
+    )  # fmt: skip
     active_ids = sorted(topics) if topics is not None else None
     return {
         **figures,
@@ -112,7 +117,9 @@ def headline(report: Mapping[str, Any]) -> str:
             _tile(f"{week:,}", "due this week", "the next 7 days, today included"),
             _tile(f"{st['days']:,} day{'' if st['days'] == 1 else 's'}", "streak", streak_note),
             _tile(_rate(ret), "true retention", ret_note),
-            _tile(f"{totals['reviews']:,}", "reviews", f"{totals['cards']:,} cards scheduled"),
+            _tile(
+                f"{totals['reviews']:,}", "reviews", counted(totals["cards"], "card") + " scheduled"
+            ),
             "</section>",
         ]
     )
@@ -186,8 +193,8 @@ def chart_sections(report: Mapping[str, Any]) -> list[str]:
         _section(
             f"Reviews per day, last {HEATMAP_WEEKS} weeks",
             to_svg(draw_calendar, "calendar", "reviews per day as a calendar", per_day),
-            f"{in_window:,} reviews on {busy_days:,} of {len(per_day):,} days, cram included;"
-            " the darker the square, the busier the day.",
+            f"{counted(in_window, 'review')} on {busy_days:,} of {len(per_day):,} days, cram"
+            " included; the darker the square, the busier the day.",
         ),
         _section(
             "True retention per week",
@@ -208,6 +215,41 @@ def chart_sections(report: Mapping[str, Any]) -> list[str]:
             " Accuracy: the share of answers that were right. Questions reviewed, in brackets.",
         ),
     ]
+
+
+def interview_section(figures: Mapping[str, Any]) -> str:
+    """The interview date: the reviews due each day before it, and per topic the recall
+    predicted for its morning without further reviews."""
+    from drill.charts import to_svg
+    from drill.stats_charts import draw_forecast
+
+    left = figures["days_left"]
+    when = "today" if left == 0 else "passed" if left < 0 else f"in {left} day{'s' * (left != 1)}"
+    parts = []
+    workload = figures["workload"]
+    if workload:
+        busiest = max(workload, key=lambda d: d["due"])
+        parts.append(
+            to_svg(draw_forecast, "interview-workload", "cards due each day before the interview",
+                   workload)
+        )  # fmt: skip
+        parts.append(
+            f'<p class="note">{reviews_due_before(figures["reviews_before"])}; the busiest'
+            f" day {_esc(busiest['date'])} ({busiest['due']:,}).</p>"
+        )
+    if figures["topics"]:
+        header = [("text", "topic"), ("num", "questions"), ("num", "recall on the day")]
+        rows = [
+            [_esc(t["topic"]), f"{t['questions']:,}", percent(t["recall"])]
+            for t in figures["topics"]
+        ]
+        parts.append(_table(header, rows))
+    return _section(
+        f"Interview on {_esc(figures['date'])}, {when}",
+        "\n".join(parts),
+        "Recall on the day: the mean chance FSRS gives of remembering each question of the"
+        " topic that morning if you stopped reviewing now; the reviews due before it raise it.",
+    )
 
 
 def table_sections(report: Mapping[str, Any]) -> list[str]:
@@ -233,6 +275,7 @@ def render_report(report: Mapping[str, Any]) -> str:
         f" days begin at {days['rollover_hour']:02d}:00.</p></header>",
         headline(report),
         *([empty] if empty else []),
+        *([interview_section(report["interview"])] if report.get("interview") else []),
         *chart_sections(report),
         *table_sections(report),
         "</body>",

@@ -132,6 +132,29 @@ def test_stats_says_how_ready_each_topic_is_for_the_day(tmp_path):
     assert round(topic["recall"], 4) == 0.8882
     text = run("stats", "--db", db, *bank, "--now", "2026-11-21T12:00:00+00:00")
     assert "Interview 2026-11-30, in 9 days" in text.output
+    assert "  1 review due before it; the busiest day " in text.output
+
+
+def test_the_html_report_has_the_interview_section(tmp_path):
+    db = kvdrill_db(tmp_path / "k.db")
+    now = ["--now", "2026-11-21T12:00:00+00:00"]
+    assert run("config", "interview-date", "2026-11-30", "--db", db, *now).exit_code == 0
+    bank = ["--bank", str(BANK_DIR)]
+    out = tmp_path / "report.html"
+    result = run("stats", "--db", db, *bank, *now, "--html", out)
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert "<h2>Interview on 2026-11-30, in 9 days</h2>" in page
+    assert "1 review due before it; the busiest day 2026-11-" in page
+    assert (
+        '<tr><td class="text">quiz-fixture</td><td class="num">1</td>'
+        '<td class="num">89%</td></tr>'
+    ) in page
+    assert 'aria-label="cards due each day before the interview"' in page
+    # without a date, no such section
+    assert run("config", "interview-date", "--unset", "--db", db, *now).exit_code == 0
+    assert run("stats", "--db", db, *bank, *now, "--html", out).exit_code == 0
+    assert "Interview on" not in out.read_text()
 
 
 def test_a_month_of_sessions_reviews_every_card_in_the_week_before_the_interview(tmp_path):

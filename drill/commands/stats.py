@@ -126,6 +126,7 @@ def stats(
             misconception_names=names,
             days=days,
             target_retention=settings.retention,
+            interview=settings.interview_date,
         )
         write_text(html_path, render_report(report), protected)
         click.echo(f"Report written to {html_path}.", err=True)
