@@ -97,11 +97,11 @@ def format_value(value: Value, spec: str | None = None) -> str:
         # a whole number computed by division shows as 12,345, not 12,345.0
         try:
             return format(int(value), spec)
-        except ValueError:
+        except (ValueError, OverflowError):  # OverflowError: "c" of a number past U+10FFFF
             pass
     try:
         return format(value, spec)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):
         raise BankError(f"'{spec}' is neither a unit nor a number format for {value!r}") from None
 
 

@@ -854,3 +854,13 @@ def test_a_sheet_refuses_a_bank_beyond_the_bounds(tmp_path, monkeypatch):
         "Error: evil.yaml:8: fx-evil: params.a.range[1]: "
         "1e19 is too large: a param is at most 1e15 in size\n"
     )
+
+
+@pytest.mark.parametrize("value", [10**15, 1e15, 2**70])
+def test_a_character_format_of_a_large_number_is_a_bank_error(value):
+    # format(10**15, "c") raises OverflowError, which escaped as an internal error
+    from drill.errors import BankError
+    from drill.render import format_value
+
+    with pytest.raises(BankError, match=r"^'c' is neither a unit nor a number format for "):
+        format_value(value, "c")
