@@ -19,8 +19,9 @@ queueing", "TPOT, not TTFT"); no, without, unlike, "rather than", "instead of",
 "decode rather than prefill"). It is also negated when a negated verb saying
 whether it takes part or moves follows it, at once or after a word or two of its
 noun phrase ("queueing is not included", "queueing time is not included", "TTFT
-doesn't change"); "the cached prefix doesn't need to be prefilled" leaves "cached
-prefix" standing. "Not only", "not just" and "no matter" negate nothing. A clause
+doesn't change"), and when it is said to be excluded, omitted, ignored or left
+out; "the cached prefix doesn't need to be prefilled" leaves "cached prefix"
+standing. "Not only", "not just" and "no matter" negate nothing. A clause
 ends at , ; : . ! ? and brackets, and at and, but, so, yet, while, whereas,
 although, though, because, however.
 
@@ -73,6 +74,8 @@ _DENIED_ROLES = frozenset(
     "reduces lowered lower lowers helped help helps matter matters apply applies considered "
     "measured shrink shrinks drop drops benefit benefits".split()
 )
+# "queueing is excluded", "queue time is left out": a denial without a "not"
+_LEFT_OUT = frozenset("excluded omitted ignored".split())
 # how many words of the cue's noun phrase may stand between it and such a denial:
 # "queueing time is not included", "the queue wait time isn't counted"; not a word that
 # starts another clause ("TTFT drops as decode is not affected")
@@ -236,12 +239,10 @@ class Answer:
         after = [t for t in self.tokens[end + 1 : end + 9] if t.word not in _FILLERS]
         for skip in range(DENIAL_REACH + 1):
             words = [t.word for t in after[skip : skip + 3]]
-            if (
-                len(words) == 3
-                and words[0] in _AUXILIARIES
-                and words[1] == "not"
-                and words[2] in _DENIED_ROLES
-            ):
+            if len(words) >= 2 and words[0] in _AUXILIARIES and (
+                words[1] in _LEFT_OUT or tuple(words[1:3]) == ("left", "out")
+                or (words[1:2] == ["not"] and words[2:3] and words[2] in _DENIED_ROLES)
+            ):  # fmt: skip
                 return True
             if skip >= len(after) or not _noun_phrase_word(after[skip]):
                 return False
