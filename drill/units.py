@@ -341,6 +341,9 @@ class Parsed:
     decimal_prefix: bool | None = None  # as UnitSpec.decimal_prefix
     bits: bool = False  # the unit was in bits; `value` is already converted to bytes
     number: float | None = None  # the number as written, before the unit
+    # half a unit of the last digit typed, relative to the number ("172" 0.0029, "0.17"
+    # 0.029); 0 for arithmetic, whose result is exact
+    typed_precision: float = 0.0
 
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -433,8 +436,9 @@ def parse_answer(text: str) -> Parsed:
         if "," in head and "comma" in reason:
             reason = "commas may only group thousands (536,870,912); decimals take a point (1.5)"
         raise _unreadable(original, reason) from None
+    precision = typed_precision(head, float(number))
     if spec is None:
-        return Parsed(value=float(number), number=float(number))
+        return Parsed(value=float(number), number=float(number), typed_precision=precision)
     try:
         value = _to_base(number, spec)
     except OverflowError:
@@ -448,4 +452,23 @@ def parse_answer(text: str) -> Parsed:
         decimal_prefix=spec.decimal_prefix,
         bits=spec.bits,
         number=float(number),
+        typed_precision=precision,
     )
+
+
+_PLAIN_DECIMAL = re.compile(r"\s*\d*(?:\.(\d*))?(?:[eE]([+-]?\d{1,4}))?\s*")
+
+
+def typed_precision(head: str, number: float) -> float:
+    """Half a unit of the last digit of a plain decimal number as typed, relative to it:
+    0.5 / 172 for "172", 0.005 / 0.17 for "0.17", 0.5 / 1.72 for "1.72e2". Trailing
+    zeros count as typed ("200": 0.5 / 200). 0 for arithmetic or a zero."""
+    match = _PLAIN_DECIMAL.fullmatch(head)
+    if match is None or not number or not math.isfinite(number):
+        return 0.0
+    decimals = len(match[1] or "")
+    exponent = int(match[2] or 0)
+    try:
+        return 0.5 * 10.0 ** (exponent - decimals) / abs(number)
+    except OverflowError:
+        return 0.0

@@ -594,3 +594,47 @@ def test_an_answer_off_by_less_than_a_percent_is_told_how_far_and_the_tolerance(
         "The right order of magnitude, but 0.5% too low. Accepted to 4 significant figures. "
         "You gave 19.9 ms; the answer is 20 ms."
     )
+
+
+# ------------------------------------------------------------------ mistakes typed rounded
+
+
+def test_a_mistake_typed_to_three_digits_is_named_under_a_tight_tolerance():
+    # 0.2 %: 172 ms is 0.23 % off the mistake worth 172.4 ms, but half a digit of "172"
+    # is 0.29 %: typed to its precision, it is that mistake
+    tight = Tolerance(rel=0.002)
+    instance = numeric(
+        0.19808, "seconds", "ms",
+        [wrong("forgot-kv-factor", 0.1724), wrong("query-heads", 0.18008)], tight,
+    )  # fmt: skip
+    for answer in ("172 ms", "0.172 s", "1.72e2 ms"):
+        verdict = grade(instance, answer)
+        assert (verdict.correct, verdict.misconception) == (False, "forgot-kv-factor"), answer
+    # two digits are too coarse to tell a mistake by
+    assert grade(instance, "0.17 s").misconception is None
+    assert grade(instance, "170 ms").misconception is None  # 1.4 % off: not typed so
+
+
+def test_a_rounding_that_fits_the_right_answer_names_no_mistake():
+    # "100" may be 100.3 rounded as well as 100.4: no mistake is named for it
+    instance = numeric(
+        100.3, "seconds", "s", [wrong("forgot-kv-factor", 100.4)], Tolerance(rel=0.0005)
+    )
+    verdict = grade(instance, "100 s")
+    assert (verdict.correct, verdict.misconception) == (False, None)
+    assert grade(instance, "100.4 s").misconception == "forgot-kv-factor"
+
+
+def test_of_two_mistakes_within_the_tolerance_the_nearer_is_named():
+    # decode-tpot-tp-preset, seed 0: 10.82 ms and 10.93 ms are 1 % apart
+    instance = numeric(
+        0.015612, "seconds", "ms",
+        [wrong("forgot-kv-factor", 0.010818), wrong("query-heads", 0.010928)],
+    )  # fmt: skip
+    assert grade(instance, "10.9 ms").misconception == "query-heads"
+    assert grade(instance, "10.8 ms").misconception == "forgot-kv-factor"
+    # equally near: the first listed
+    same = numeric(
+        0.015612, "seconds", "ms", [wrong("forgot-kv-factor", 0.0109), wrong("query-heads", 0.0109)]
+    )
+    assert grade(same, "10.9 ms").misconception == "forgot-kv-factor"

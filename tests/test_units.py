@@ -307,3 +307,31 @@ def test_best_fit_format_then_parse_round_trips(dimension, value):
     parsed = parse_answer(text)
     assert parsed.dimension == (None if dimension == "count" else dimension)
     assert parsed.value == pytest.approx(value, rel=0.005 * 1.0001)
+
+
+@pytest.mark.parametrize(
+    "text, precision",
+    [
+        ("172 ms", 0.5 / 172),
+        ("0.17 s", 0.005 / 0.17),
+        ("1.72e2", 0.5 / 172),
+        ("200", 0.5 / 200),  # trailing zeros count as typed
+        ("536,870,912 bytes", 0.5 / 536870912),
+        ("2*32*8", 0.0),  # arithmetic is exact
+        ("3/4", 0.0),
+        ("0", 0.0),
+    ],
+)
+def test_the_precision_an_answer_was_typed_at(text, precision):
+    assert parse_answer(text).typed_precision == precision
+
+
+@given(
+    whole=st.integers(min_value=1, max_value=10**9),
+    decimals=st.text(alphabet="0123456789", max_size=6),
+)
+def test_typed_precision_is_half_the_last_digit(whole, decimals):
+    text = f"{whole}.{decimals}" if decimals else str(whole)
+    parsed = parse_answer(text)
+    half_digit = 0.5 * 10.0 ** -len(decimals)
+    assert parsed.typed_precision * parsed.value == pytest.approx(half_digit, rel=1e-9)

@@ -166,7 +166,7 @@ def _lenient_dimension(parsed: Parsed, dimension: str, text: str) -> Parsed:
     if dimension == "flop_per_s" and parsed.dimension == "flop" and "FLOPs" in text:
         return Parsed(
             parsed.value, "flop_per_s", (parsed.unit_symbol or "FLOP") + "/s",
-            parsed.decimal_prefix, parsed.bits, parsed.number,
+            parsed.decimal_prefix, parsed.bits, parsed.number, parsed.typed_precision,
         )  # fmt: skip
     return parsed
 
@@ -312,7 +312,9 @@ def _diagnose(
 
     # the question's own named mistakes come first
     for values, unit_slips in groups:
-        found = _question_mistake(instance, expected, values, unit_slips=unit_slips)
+        found = _question_mistake(
+            instance, expected, values, unit_slips=unit_slips, precision=parsed.typed_precision
+        )
         if found is not None:
             wrong, value = found
             info = catalogue_entry(wrong.id)
@@ -342,20 +344,51 @@ def _diagnose(
         return _verdict(ctx, "wrong", False, readings[0], feedback=_give_the_unit(ctx, parsed))
     return _verdict(ctx, "wrong", False, readings[0], feedback=tail(None).strip())
 
+# the coarsest typing that may name a mistake by its rounding: three significant digits
+MAX_TYPED_PRECISION = 0.005
+
+
 def _question_mistake(
-    instance: Instance, expected: float, readings: tuple[float, ...], *, unit_slips: bool = True
+    instance: Instance,
+    expected: float,
+    readings: tuple[float, ...],
+    *,
+    unit_slips: bool = True,
+    precision: float = 0.0,
 ) -> tuple[MisconceptionValue, float] | None:
-    """The first of the question's named wrong answers a reading matches, and that reading;
-    without `unit_slips`, none that is a slip of the unit alone (for a bare number)."""
-    for wrong in instance.misconceptions:
-        if instance.tolerance.accepts(wrong.value, expected):
-            continue  # cannot tell it from the right answer on this draw
-        if not unit_slips and wrong.id in _UNIT_SLIPS:
-            continue
+    """The question's named wrong answer a reading matches, and that reading; without
+    `unit_slips`, none that is a slip of the unit alone (for a bare number).
+
+    A reading matches a wrong answer within the question's tolerance or, failing any,
+    within the `precision` it was typed at (relative, as Parsed.typed_precision; three
+    significant digits or more): "172 ms" is the mistake worth 172.4 ms under a tolerance
+    of 0.2 %, unless the right answer too rounds to what was typed. Of several matches
+    the nearest is named (the first listed of equally near ones)."""
+    candidates = [
+        wrong
+        for wrong in instance.misconceptions
+        # one that cannot be told from the right answer on this draw is never named
+        if not instance.tolerance.accepts(wrong.value, expected)
+        and (unit_slips or wrong.id not in _UNIT_SLIPS)
+    ]
+
+    def nearest(within) -> tuple[MisconceptionValue, float] | None:
+        best = None
         for value in readings:
-            if instance.tolerance.accepts(value, wrong.value):
-                return wrong, value
-    return None
+            for wrong in candidates:
+                off = abs(value - wrong.value)
+                if within(value, wrong.value) and (best is None or off < best[0]):
+                    best = (off, wrong, value)
+        return None if best is None else (best[1], best[2])
+
+    found = nearest(lambda value, wrong: instance.tolerance.accepts(value, wrong))
+    if found is not None or not 0 < precision <= MAX_TYPED_PRECISION:
+        return found
+    return nearest(
+        lambda value, wrong: abs(value - wrong) <= precision * abs(value)
+        # as typed, it may be the right answer rounded: then it names no mistake
+        and abs(value - expected) > precision * abs(value)
+    )
 
 
 def _known_slip(
