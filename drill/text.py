@@ -5,7 +5,9 @@ JSON escape such as "\\ud800", leaves lone surrogates that SQLite and a UTF-8
 terminal both refuse. `printable` also removes what a terminal would act on
 rather than show: C0 controls other than newline and tab, DEL, C1 controls, and
 whole escape sequences (ESC [ ... m and the like), so a bank or a config.json
-cannot recolour, retitle or rewrite the user's terminal.
+cannot recolour, retitle or rewrite the user's terminal; and the bidirectional
+embedding, override and isolate controls, with which text can print in an order
+other than the one it is read in.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ _ESCAPE_SEQUENCE = re.compile(
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS...
     r"|\x1b[ -/]*[0-~]?"  # two-character escapes (ESC c resets the terminal)
 )
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def valid_text(text: str) -> str:

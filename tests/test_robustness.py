@@ -797,6 +797,8 @@ def test_printable_strips_escape_sequences_and_controls():
     assert printable("c1\x9b2Jz\x1bcq") == "c1zq"
     assert printable("tab\there\nnl\r\x7f\x00") == "tab\there\nnl"
     assert printable("q\ud800r é 中") == "q\ufffdr é 中"
+    # bidirectional overrides and isolates would print text in another order than it reads
+    assert printable("use \u202egnp.exe\u202c and \u2067x\u2069 עברית") == "use gnp.exe and x עברית"
 
 
 # --------------------------------------------------------------------------- more limits
