@@ -22,6 +22,7 @@ import hashlib
 import html
 import math
 import random
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -183,11 +184,26 @@ def build_documents(
 # -------------------------------------------------------------------------- Markdown
 
 
+# a code span: a run of backticks, text, and a run of as many (CommonMark)
+_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+
+
 def md_escape(text: str) -> str:
-    """Text with no HTML left in it (Markdown passes raw HTML through to the page), and
-    no escape sequences (a sheet goes to standard output unless written to a file)."""
+    """Text with no HTML left in it (Markdown passes raw HTML through to the page), no
+    link (brackets escaped: a `[x](javascript:...)` in a bank shows as text, not as a link
+    to click), and no escape sequences (a sheet goes to standard output unless written to
+    a file). Code spans stay as written: Markdown shows their text as it is."""
     text = printable(text)
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out, last = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [_md_plain(text[last : span.start()]), span[0]]
+        last = span.end()
+    return "".join([*out, _md_plain(text[last:])])
+
+
+def _md_plain(text: str) -> str:
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("[", "\\[").replace("]", "\\]")
 
 
 def _md_list(items: Sequence[str], marker) -> list[str]:

@@ -379,3 +379,26 @@ def test_every_built_in_question_renders_on_a_sheet_and_a_key(tmp_path):
     count = len(load_default_bank())
     assert result.stdout.count("<article>") == count
     assert (tmp_path / "k.html").read_text().count("<article>") == count
+
+
+def test_markdown_shows_bank_links_and_html_as_text_and_code_as_written():
+    from markdown_it import MarkdownIt
+
+    from drill.sheet import md_escape
+
+    def rendered(text: str) -> str:
+        return MarkdownIt("commonmark").render(md_escape(text))
+
+    assert rendered("see [docs](javascript:alert(1)) now") == (
+        "<p>see [docs](javascript:alert(1)) now</p>\n"
+    )
+    assert rendered("[ref]: javascript:alert(1)\n\n[ref]") == (
+        "<p>[ref]: javascript:alert(1)</p>\n<p>[ref]</p>\n"
+    )
+    assert rendered("<img src=x onerror=alert(1)> & shape [b, h]") == (
+        "<p>&lt;img src=x onerror=alert(1)&gt; &amp; shape [b, h]</p>\n"
+    )
+    # a code span keeps its text: brackets, < and & show as typed
+    assert rendered("`kv[0] < n & m` is <b>") == (
+        "<p><code>kv[0] &lt; n &amp; m</code> is &lt;b&gt;</p>\n"
+    )
