@@ -31,7 +31,14 @@ _PARAMS = (
     "case when instr(params, ', ') or instr(params, ': ') or instr(params, '\\u')"
     " then canonical_params(params) else params end"
 )
-_EXPECTED = "case when expected is not null then float_text(expected) end"
+# a whole number below 1e15 (most answers: bytes, counts) is written by SQLite as Python
+# writes it ("536870912.0"), without a call into Python; zero goes to Python for its sign
+_EXPECTED = (
+    "case when expected is null then null"
+    " when expected != 0 and abs(expected) < 1e15 and expected = cast(expected as integer)"
+    " then cast(cast(expected as integer) as text) || '.0'"
+    " else float_text(expected) end"
+)
 
 
 def _bool(column: str, true: str, false: str) -> str:

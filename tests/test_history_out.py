@@ -7,6 +7,7 @@ import json
 import uuid
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -140,3 +141,31 @@ def test_awkward_values_by_hand(tmp_path):
         '2026-10-01T09:00:00.000000+00:00,2,false,"line one\r\n',
         'line two, \u00e9\x01\x7f",,,"{""a"":""\u00e9"",""b"":1e+16,""c"":[1,2]}",1e-05,,,,true\n',
     ]
+
+
+@pytest.mark.parametrize(
+    "expected, text",
+    [
+        (536870912.0, "536870912.0"),
+        (-3.0, "-3.0"),
+        (0.0, "0.0"),
+        (-0.0, "0.0"),  # SQLite keeps no sign on a zero
+        (999999999999999.0, "999999999999999.0"),
+        (1e15, "1000000000000000.0"),
+        (-1e15, "-1000000000000000.0"),
+        (1e16, "1e+16"),
+        (2.5, "2.5"),
+        (1e-05, "1e-05"),
+        (0.1, "0.1"),
+        (None, "null"),
+    ],
+)
+def test_expected_is_written_as_python_writes_it(tmp_path, expected, text):
+    db = open_db(tmp_path / "k.db")
+    row = dict.fromkeys(FIELDS)
+    row.update(id=str(uuid.UUID(int=1)), question_id="q", reviewed_at=iso(T0), rating=3)
+    row.update(expected=expected, cram=0)
+    db["reviews"].insert(row)
+    for fmt in ("jsonl", "csv"):
+        assert export(db, fmt) == reference(db, fmt)
+    assert f',"expected":{text},' in export(db, "jsonl")
