@@ -102,6 +102,102 @@ ROWS = [
     ("decode-step-floor-with-kv", 2230, "2.68 ms", "misconception", "forgot-weights"),
     ("decode-step-floor-with-kv", 2230, "3.44 ms", "misconception", "forgot-requests"),
     ("decode-step-floor-with-kv", 2230, "3.33 ms", "misconception", "forgot-kv-reads"),
+    # kv-bytes-per-request 2230 again: one token is 2 x 32 x 8 x 128 x 2 B = 128 KiB
+    ("kv-bytes-per-request", 2230, "128 KiB", "misconception", "per-token-not-total"),
+    # kv-bytes-multi-head 1: 32 layers x 64 heads x 64 dims, 2 B, 8,192 tokens = 4 GiB
+    ("kv-bytes-multi-head", 1, "4 GiB", "correct", None),
+    ("kv-bytes-multi-head", 1, "512 KiB", "misconception", "per-token-not-total"),
+    # kv-gqa-then-fp8 1 again: 192 MiB over 24 layers and 8,192 tokens
+    ("kv-gqa-then-fp8", 1, "8 MiB", "misconception", "forgot-layers"),
+    ("kv-gqa-then-fp8", 1, "24 KiB", "misconception", "per-token-not-total"),
+    # contiguous-waste-bytes 1 again: 3.375 GiB over 32 layers
+    ("contiguous-waste-bytes", 1, "108 MiB", "misconception", "forgot-layers"),
+    # requests-fit-after-weights 1 again: 127 GB free, 256 MiB a request (8 MiB a layer,
+    # 128 KiB a token); the weights at one byte a parameter leave 134 GB
+    ("requests-fit-after-weights", 1, "15139 requests", "misconception", "forgot-layers"),
+    ("requests-fit-after-weights", 1, "968933", "misconception", "per-token-not-total"),
+    ("requests-fit-after-weights", 1, "499 requests", "misconception", "wrong-dtype-bytes"),
+    # preset-requests-fit 1 again: 141 GB - 15.22 GB of weights, 28 x 4 x 128 x 2 x 2 B a token
+    ("preset-requests-fit", 1, "1071 requests", "correct", None),
+    ("preset-requests-fit", 1, "29988 requests", "misconception", "forgot-layers"),
+    ("preset-requests-fit", 1, "1135 requests", "misconception", "wrong-dtype-bytes"),
+    # preset-kv-tensor-parallel 2230 again: 320 MiB a GPU over 80 layers and 4,096 tokens
+    ("preset-kv-tensor-parallel", 2230, "4 MiB", "misconception", "forgot-layers"),
+    ("preset-kv-tensor-parallel", 2230, "80 KiB", "misconception", "per-token-not-total"),
+    # preset-decode-floor 1: Phi-3 mini, 3.82e9 x 2 B at 3.35 TB/s = 2.28 ms
+    ("preset-decode-floor", 1, "2.28 ms", "correct", None),
+    ("preset-decode-floor", 1, "1.14 ms", "misconception", "wrong-dtype-bytes"),
+    # decode-step-floor-with-kv 3: (14 GB + 12 x 1 GiB) / 4.8 TB/s = 5.6 ms
+    ("decode-step-floor-with-kv", 3, "4.14 ms", "misconception", "wrong-dtype-bytes"),
+    ("decode-step-floor-with-kv", 3, "4.26 ms", "misconception", "forgot-kv-factor"),
+    # prefill-flops-total 1: 2 x 70e9 x 4,096 = 573.44 TFLOP; 140 GFLOP a token
+    ("prefill-flops-total", 1, "140 GFLOP", "misconception", "per-token-not-total"),
+    # prefill-time-floor-flops 3: 2 x 34e9 x 32,768 FLOP at 989 TFLOP/s = 2.253 s
+    ("prefill-time-floor-flops", 3, "68.8 us", "misconception", "per-token-not-total"),
+    # mla-tp-per-gpu 3: 61 x 576 x 2 B x 8,192 = 549 MiB on every GPU
+    ("mla-tp-per-gpu", 3, "549 MiB", "correct", None),
+    ("mla-tp-per-gpu", 3, "9 MiB", "misconception", "forgot-layers"),
+    ("mla-tp-per-gpu", 3, "68.625 KiB", "misconception", "per-token-not-total"),
+    # decode-tpot-tp-preset 3: Llama 3 70B on 8 A100 80GB, 24 x 2,048 tokens, 70 % of
+    # 2.039 TB/s: (17.65 GB + 2.01 GB) / 1.43 TB/s = 13.8 ms
+    ("decode-tpot-tp-preset", 3, "13.8 ms", "correct", None),
+    ("decode-tpot-tp-preset", 3, "100 ms", "misconception", "forgot-tp-split"),  # all weights
+    ("decode-tpot-tp-preset", 3, "23.65 ms", "misconception", "forgot-tp-split"),  # whole caches
+    ("decode-tpot-tp-preset", 3, "1.41 ms", "misconception", "forgot-weights"),
+    ("decode-tpot-tp-preset", 3, "13.07 ms", "misconception", "forgot-kv-factor"),
+    ("decode-tpot-tp-preset", 3, "7.59 ms", "misconception", "wrong-dtype-bytes"),
+    # prefill-ttft-tp-preset 3: Qwen2.5 72B, 8,192 tokens on 4 A100s at 50 %: 2.05 s; one
+    # FLOP per parameter (attention kept) gives 1.095 s
+    ("prefill-ttft-tp-preset", 3, "2.05 s", "correct", None),
+    ("prefill-ttft-tp-preset", 3, "1.095 s", "misconception", "flops-2x"),
+    # paged-last-block-waste 1: 40 x 3,457 tokens in 32-token blocks, 63 slots empty in each
+    # last block; the 109 blocks of each sequence hold 8.515625 GiB in all
+    ("paged-last-block-waste", 1, "77.5 MiB", "correct", None),
+    ("paged-last-block-waste", 1, "8.52 GiB", "misconception", "total-not-difference"),
+    # paged-pool-blocks 1: 72 GB - 26 GB - 4 GB = 42 GB in blocks of 2.5 MiB = 16,021
+    ("paged-pool-blocks", 1, "16021", "correct", None),
+    ("paged-pool-blocks", 1, "17547", "misconception", "forgot-activations"),
+    ("paged-pool-blocks", 1, "640869", "misconception", "forgot-layers"),
+    ("paged-pool-blocks", 1, "32043", "misconception", "forgot-kv-factor"),
+    # tp-requests-fit 1: 34B over 2 GPUs of 141 GB, 2 GiB of each request's cache a GPU:
+    # 107 GB / 2 GiB = 49
+    ("tp-requests-fit", 1, "49 requests", "correct", None),
+    ("tp-requests-fit", 1, "33 requests", "misconception", "forgot-tp-split"),  # all weights
+    ("tp-requests-fit", 1, "1594 requests", "misconception", "forgot-layers"),
+    ("tp-requests-fit", 1, "99 requests", "misconception", "forgot-kv-factor"),
+    # disagg-kv-transfer-bytes 1: 32 layers x 4 KV heads x 128 x 1 B, 4,096 prompt tokens
+    ("disagg-kv-transfer-bytes", 1, "128 MiB", "correct", None),
+    ("disagg-kv-transfer-bytes", 1, "4 MiB", "misconception", "forgot-layers"),
+    ("disagg-kv-transfer-bytes", 1, "32 KiB", "misconception", "per-token-not-total"),
+    # tp-kv-replicated 1: 64 layers, 2 KV heads, one head a GPU, 4,096 tokens = 128 MiB
+    ("tp-kv-replicated", 1, "2 MiB", "misconception", "forgot-layers"),
+    # preemption-swap-round-trip 5: 2 copies of 128 MiB at 25 GB/s = 10.7 ms
+    ("preemption-swap-round-trip", 5, "10.7 ms", "correct", None),
+    ("preemption-swap-round-trip", 5, "0.336 ms", "misconception", "forgot-layers"),
+    # spec-expected-tokens 1: alpha 0.7, k = 4: (1 - 0.7^5) / 0.3 = 2.773
+    ("spec-expected-tokens", 1, "2.773", "correct", None),
+    ("spec-expected-tokens", 1, "2.533", "misconception", "spec-series-one-short"),
+    # spec-speedup 1: 2.952 tokens a round at 3 x 3 % + 1 = 1.09 steps = 2.708x
+    ("spec-speedup", 1, "2.708", "correct", None),
+    ("spec-speedup", 1, "2.866", "misconception", "spec-draft-once"),
+    # spec-verify-compute-bound-batch 1: 989 / 3.35 = 295.2 over 7 positions = 42.2
+    ("spec-verify-compute-bound-batch", 1, "42.2", "correct", None),
+    ("spec-verify-compute-bound-batch", 1, "49.2", "misconception", "spec-forgot-bonus-token"),
+    # bug-hidden-size-fix 5: Llama 3 8B, 40 GB pool, 512 MiB a request: 74
+    ("bug-hidden-size-fix", 5, "74 requests", "correct", None),
+    ("bug-hidden-size-fix", 5, "149 requests", "misconception", "forgot-kv-factor"),
+    ("bug-hidden-size-fix", 5, "2384 requests", "misconception", "forgot-layers"),
+    ("bug-hidden-size-fix", 5, "80 requests", "misconception", "capacity-gb-as-gib"),
+    # bug-tp-pool-once-fix 5: (4 x 141 GB - 68 GB) / 1.5 GB = 330
+    ("bug-tp-pool-once-fix", 5, "330 requests", "correct", None),
+    ("bug-tp-pool-once-fix", 5, "376 requests", "misconception", "forgot-weights"),
+    ("bug-tp-pool-once-fix", 5, "358 requests", "misconception", "capacity-gb-as-gib"),
+    # bug-query-heads-fix 5: 2 x 32 x 4 x 128 x 32,768 x 2 B = 2 GiB
+    ("bug-query-heads-fix", 5, "64 MiB", "misconception", "forgot-layers"),
+    ("bug-query-heads-fix", 5, "64 KiB", "misconception", "per-token-not-total"),
+    # bug-mla-latent-twice-fix 1: 61 x 576 x 8,192 x 2 B = 549 MiB
+    ("bug-mla-latent-twice-fix", 1, "9 MiB", "misconception", "forgot-layers"),
+    ("bug-mla-latent-twice-fix", 1, "68.6 KiB", "misconception", "per-token-not-total"),
 ]
 # fmt: on
 
