@@ -177,7 +177,7 @@ def draw_chain(
     from drill.render import render
 
     sources = sources or DrawSources()
-    steps = []
+    steps: list[ChainStep] = []
     for index, item in enumerate(draw_chain_numbers(opener, lookup, seed, sources.presets)):
         instance = render_numeric(item.question, seed, item.draw, catalogue=sources.catalogue)
         ask = None
