@@ -45,3 +45,16 @@ class HistoryError(KvdrillError):
 class FitError(KvdrillError):
     """FSRS's parameters cannot be fitted: too few reviews, or the optimizer's packages
     are not installed."""
+
+
+def unknown_name_error(what: str, typed: str, key: str, known: list[str]) -> ConfigError:
+    """The error for a name that is not among `known` ("unknown GPU 'h1000'; did you mean
+    h100, h200?"): names that start with its normalised `key` first (they beat
+    similar-looking ones), then similar ones, at most three; else every known name."""
+    import difflib
+
+    starts = [name for name in known if name.startswith(key)]
+    similar = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
+    close = list(dict.fromkeys(starts + similar))[:3]
+    hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(known)}"
+    return ConfigError(f"unknown {what} {typed!r}; {hint}")

@@ -6,11 +6,10 @@ an engine run shows them beside the peaks it measured (matched by
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
-from drill.errors import ConfigError
+from drill.errors import unknown_name_error
 
 GiB = 2**30
 
@@ -85,8 +84,4 @@ def gpu_named(name: str) -> GpuSpec:
     by_key = {spec.key: spec for spec in GPU_SPECS}
     if key in by_key:
         return by_key[key]
-    starts = [k for k in by_key if k.startswith(key)]
-    similar = difflib.get_close_matches(key, list(by_key), n=3, cutoff=0.5)
-    close = list(dict.fromkeys(starts + similar))[:3]
-    hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(by_key)}"
-    raise ConfigError(f"unknown GPU {name!r}; {hint}")
+    raise unknown_name_error("GPU", name, key, list(by_key))

@@ -20,7 +20,6 @@ counts are exact integers (a half-byte int4 element is kept as a fraction).
 
 from __future__ import annotations
 
-import difflib
 import functools
 import math
 import re
@@ -31,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from drill.errors import ConfigError
+from drill.errors import ConfigError, unknown_name_error
 from drill.units import format_number
 
 PRESETS_PATH = Path(__file__).with_name("presets.yaml")
@@ -321,12 +320,7 @@ def get_preset(name: str) -> ModelShape:
     key = name.strip().lower()
     if key in presets:
         return presets[key]
-    # a name that starts with what was typed ("mistral-7b") beats a similar-looking one
-    starts = [n for n in presets if n.startswith(key)]
-    similar = difflib.get_close_matches(key, list(presets), n=3, cutoff=0.5)
-    close = list(dict.fromkeys(starts + similar))[:3]
-    hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(presets)}"
-    raise ConfigError(f"unknown preset {name!r}; {hint}")
+    raise unknown_name_error("preset", name, key, list(presets))
 
 
 # --- estimates --------------------------------------------------------------------
