@@ -21,15 +21,24 @@ header says. Commands that only read refuse a missing or empty file rather than
 create one; only a command that writes initialises a new database.
 
 Every open checks each page with `PRAGMA quick_check`: a damaged database is
-neither read nor written. Before a migration, and on the first write of each UTC
+neither read nor written. A check that passes is remembered in a stamp file beside
+the database (NAME-checked: the size, time and inode of the file and of its
+write-ahead log as checked); an open that finds the files exactly as stamped, less
+than a day later, skips the check (a third of a second for a million reviews). Any
+change to the file, by kvdrill or anything else, asks for a new check, and every page
+is checked at least once a day. A file changed in the seconds before its check is
+not stamped: a later change within the same file-time tick would look the same.
+Before a migration, and on the first write of each UTC
 day, the database is copied into the backups folder beside it (see drill.backup).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import sys
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -58,6 +67,9 @@ APPLICATION_ID = 0x6B766472
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
+CHECKED_SUFFIX = "-checked"  # the stamp of the last page check that passed
+CHECK_TRUST_S = 24 * 3600  # a stamp is trusted this long: every page is checked daily
+CHECK_SETTLE_S = 2.0  # a file changed this recently when checked is not stamped
 
 migrations = Migrations("kvdrill")
 
@@ -230,7 +242,8 @@ opened_paths: list[Path] = []
 
 def database_files(path: Path) -> list[Path]:
     """The database file and the files SQLite keeps beside it; no command writes over these."""
-    return [path] + [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal")]
+    suffixes = ("-wal", "-shm", "-journal", CHECKED_SUFFIX)
+    return [path] + [path.with_name(path.name + suffix) for suffix in suffixes]
 
 
 def _file_size(path: Path) -> int:
@@ -324,6 +337,67 @@ def quick_check(conn: sqlite3.Connection) -> list[str]:
     return [] if rows == ["ok"] else rows
 
 
+def _file_state(path: Path) -> list[int] | None:
+    """[device, inode, size, mtime in ns] of a file; None when it is missing or empty."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns] if st.st_size else None
+
+
+def _check_state(path: Path) -> dict[str, list[int] | None]:
+    """What a page check vouches for: the database file and its write-ahead log. An
+    empty log (SQLite makes one for each reader) is the same as none."""
+    return {"db": _file_state(path), "wal": _file_state(path.with_name(path.name + "-wal"))}
+
+
+def _stamped(path: Path, state: dict[str, list[int] | None]) -> bool:
+    """Whether the stamp beside `path` vouches for `state`, checked less than a day ago."""
+    try:
+        stamp = json.loads(path.with_name(path.name + CHECKED_SUFFIX).read_bytes())
+        age = time.time() - float(stamp["checked"])
+        return stamp["db"] == state["db"] and stamp["wal"] == state["wal"] and 0 <= age < CHECK_TRUST_S
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        return False  # none, unreadable or not a stamp: check
+
+
+def _stamp(path: Path, state: dict[str, list[int] | None], started: float) -> None:
+    """Remember that the files in `state` passed a check that began at `started`, unless
+    one of them changed within CHECK_SETTLE_S of it. Best effort: a folder that cannot
+    be written just means the next open checks again."""
+    if state["db"] is None:
+        return
+    changed = max(s[3] for s in state.values() if s is not None) / 1e9
+    if changed > started - CHECK_SETTLE_S:
+        return
+    stamp = path.with_name(path.name + CHECKED_SUFFIX)
+    part = stamp.with_name(f".{stamp.name}.{os.getpid()}.part")
+    try:
+        part.write_text(json.dumps({**state, "checked": started}) + "\n", encoding="utf-8")
+        os.replace(part, stamp)
+    except OSError:
+        part.unlink(missing_ok=True)
+
+
+def _check_pages(conn: sqlite3.Connection, path: Path, *, stamp: bool) -> None:
+    """Every page of the database (quick_check) unless the stamp vouches for the files as
+    they are; StoreError naming the damage, nothing written, when the check fails. With
+    `stamp` (a place kvdrill may write in) a check that passes is stamped."""
+    state = _check_state(path)
+    if _stamped(path, state):
+        return
+    started = time.time()
+    # every page, before anything reads or writes: about 1.4 ms per MiB of database
+    problems = quick_check(conn)
+    if problems:
+        raise StoreError(
+            f"{path} is damaged ({problems[0]}); nothing was written. {recovery_hint(path)}"
+        )
+    if stamp and _check_state(path) == state:
+        _stamp(path, state, started)
+
+
 # ------------------------------------------------------------------ opening
 
 
@@ -336,7 +410,8 @@ def open_db(
 ) -> Database:
     """Open the kvdrill database at `path` (default: the user folder's) for a command.
 
-    Every page is checked first (quick_check). `write=False` is for commands that
+    Every page is checked first (quick_check), unless the stamp of an earlier check
+    vouches for the file as it is (see the module's docstring). `write=False` is for commands that
     only read: a missing or empty file is refused rather than created, and a file
     in a read-only place is opened read-only. A command that writes refuses a
     read-only file, creates the file when needed, marks it as kvdrill's, and on the
@@ -374,7 +449,7 @@ def open_db(
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open database {path}: {exc}") from None
     try:
-        db = _prepare(conn, path, write=write, now=now, warn=warn)
+        db = _prepare(conn, path, write=write, writable=writable, now=now, warn=warn)
     except BaseException as exc:
         conn.close()
         if isinstance(exc, sqlite3.Error):
@@ -384,7 +459,7 @@ def open_db(
     return db
 
 
-def _prepare(conn, path: Path, *, write: bool, now: datetime, warn) -> Database:
+def _prepare(conn, path: Path, *, write: bool, writable: bool, now: datetime, warn) -> Database:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     kind = _kind_of(conn, path)
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -397,12 +472,7 @@ def _prepare(conn, path: Path, *, write: bool, now: datetime, warn) -> Database:
         raise StoreError(f"{path} is empty, not a kvdrill database yet; left untouched")
     db = Database(conn)
     if kind != "blank":
-        # every page, before anything reads or writes: about 1.4 ms per MiB of database
-        problems = quick_check(conn)
-        if problems:
-            raise StoreError(
-                f"{path} is damaged ({problems[0]}); nothing was written. {recovery_hint(path)}"
-            )
+        _check_pages(conn, path, stamp=writable)
         from drill.backup import backup_before
 
         migrating = version < SCHEMA_VERSION
