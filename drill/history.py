@@ -35,6 +35,7 @@ import orjson
 
 from drill.errors import HistoryError
 from drill.json_input import JSONInputError, parse_json
+from drill.replay_apart import ReplayApart, cpus_free
 from drill.review import (
     FIELDS,
     MAX_NAME_CHARS,
@@ -50,6 +51,9 @@ from drill.store import Database
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000
 IMPORT_CACHE_KIB = 256 * 1024  # the most page cache an import may use
+# a file this big (about 10,000 reviews) is replayed in a second process when a second
+# CPU is free: starting one costs about a fifth of a second
+REPLAY_APART_BYTES = 2 * 1024 * 1024
 MAX_LINE_BYTES = 1024 * 1024  # one record's line (a CSV row may span lines)
 READ_BYTES = 8 * 1024 * 1024  # a file is read this much at a time
 
@@ -313,23 +317,40 @@ class _ReplayInOrder:
     """The replay of a file's reviews as they are read, for an import into a database
     without reviews: when the file holds each review once, in time order (ties by id),
     as an export writes it, that is the replay of the database afterwards, and reading
-    the reviews back is saved. `cards()` is None when the file was not in that order."""
+    the reviews back is saved. `cards()` is None when the file was not in that order.
 
-    def __init__(self, scheduler) -> None:
-        self.replay: Replay | None = Replay(scheduler)
+    With `apart` the replay runs in a second process (drill.replay_apart), beside the
+    reading and inserting; `flush()` after each batch hands it the batch's reviews."""
+
+    def __init__(self, scheduler, *, apart: bool = False) -> None:
+        self.replay: Replay | ReplayApart | None = (
+            ReplayApart(scheduler) if apart else Replay(scheduler)
+        )
         self.last: tuple[str, str] = ("", "")
 
     def add(self, values: tuple) -> None:
         key = (values[_AT], values[_ID])
         if self.replay is None or key <= self.last:
-            self.replay = None  # out of order, or a repeat: the database decides
+            self.close()  # out of order, or a repeat: the database decides
             return
         self.last = key
         if not values[_CRAM]:
             self.replay.add(values[_QUESTION], values[_AT], values[_RATING])
 
+    def flush(self) -> None:
+        if isinstance(self.replay, ReplayApart):
+            self.replay.flush()
+
     def cards(self) -> dict[str, dict] | None:
-        return None if self.replay is None else self.replay.card_rows()
+        replay, self.replay = self.replay, None
+        if isinstance(replay, ReplayApart):
+            return replay.cards()
+        return None if replay is None else replay.card_rows()
+
+    def close(self) -> None:
+        if isinstance(self.replay, ReplayApart):
+            self.replay.close()
+        self.replay = None
 
 
 _ID, _QUESTION, _AT, _RATING, _CRAM = (
@@ -381,13 +402,26 @@ def _indexes_after(conn: Any, bulk: bool) -> Iterator[None]:
         conn.execute(sql)
 
 
+def _size_of(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 _INSERT_SQL = (
     f"insert or ignore into reviews ({', '.join(FIELDS)}) values ({', '.join('?' for _ in FIELDS)})"
 )
 
 
 def import_history(
-    db: Database, path: Path, scheduler, *, fmt: str | None = None, batch_size: int = BATCH_SIZE
+    db: Database,
+    path: Path,
+    scheduler,
+    *,
+    fmt: str | None = None,
+    batch_size: int = BATCH_SIZE,
+    apart_bytes: int = REPLAY_APART_BYTES,
 ) -> ImportResult:
     """Merge a history file into the database by review id and rebuild the cards.
 
@@ -395,11 +429,14 @@ def import_history(
     changes. A quiz in another terminal waits for it (up to the busy timeout).
     Rows go in by `executemany` of INSERT OR IGNORE in batches: the id decides, and a
     review already present is left as it is. An id twice in the file with different
-    records is found once the file is read, still inside the transaction.
+    records is found once the file is read, still inside the transaction. Into an
+    empty database, a file of at least `apart_bytes` is replayed in a second process
+    while it is read (drill.replay_apart) when this process has a second CPU.
     """
 
     read = 0
     seen = _SeenIds()
+    in_order: _ReplayInOrder | None = None
     conn = db.conn
     # IMMEDIATE (as the quiz writes): holding the write lock from the start means a
     # quiz answer committed meanwhile cannot make this transaction's upgrade fail
@@ -410,7 +447,8 @@ def import_history(
     try:
         with write_transaction(db), _counting_once(conn):
             empty = conn.execute("select not exists (select 1 from reviews)").fetchone()[0]
-            in_order = _ReplayInOrder(scheduler) if empty else None
+            apart = _size_of(path) >= apart_bytes and cpus_free() > 1
+            in_order = _ReplayInOrder(scheduler, apart=apart) if empty else None
             added = 0
             with _indexes_after(conn, bulk=empty):
                 for batch in _batches(_numbered_values(path, fmt), batch_size):
@@ -419,11 +457,15 @@ def import_history(
                         seen.add(number, values)
                         if in_order is not None:
                             in_order.add(values)
+                    if in_order is not None:
+                        in_order.flush()  # the second process replays while this inserts
                     # rowcount: the rows inserted, a review already present not counted
                     added += conn.executemany(_INSERT_SQL, [v for _n, v in batch]).rowcount
             read -= _check_repeats(path, fmt, seen)
             replayed = in_order.cards() if in_order is not None else None
             cards = rebuild_cards(db, scheduler, replayed) if added else 0
     finally:
+        if in_order is not None:
+            in_order.close()
         conn.execute(f"pragma cache_size = {cache_pages}")
     return ImportResult(read=read, added=added, cards=cards)
