@@ -117,8 +117,11 @@ def prune_backups(db_path: Path, keep: int) -> list[Path]:
     """Delete all but the newest `keep` backups (at least the newest one stays)."""
     backups = list_backups(db_path)
     doomed = [b.path for b in backups[: max(0, len(backups) - max(keep, 1))]]
+    from drill.store import CHECKED_SUFFIX
+
     for path in doomed:
         path.unlink(missing_ok=True)
+        path.with_name(path.name + CHECKED_SUFFIX).unlink(missing_ok=True)
     return doomed
 
 

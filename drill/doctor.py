@@ -65,7 +65,7 @@ class Diagnosis:
 
 def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
     """Everything `kvdrill doctor` reports about the database at `path`."""
-    from drill.store import SCHEMA_VERSION, _kind_of, check_header
+    from drill.store import SCHEMA_VERSION, _kind_of, check_header, forget_check
 
     report = Diagnosis(path)
     report.backups = list_backups(path)
@@ -102,6 +102,7 @@ def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
             rows = [str(exc)]
         report.integrity = [] if rows == ["ok"] else rows
         if report.integrity:
+            forget_check(path)
             report.kind = "damaged"
             report.problems.append(f"{check} found {len(rows)} problem(s), first: {rows[0]}")
             _advise_restore(report)
@@ -123,6 +124,7 @@ def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
             )
         _count(conn, report, now)
     except sqlite3.Error as exc:
+        forget_check(path)
         report.kind = "damaged"
         report.integrity = report.integrity or [str(exc)]
         report.problems.append(f"reading it failed: {exc}")

@@ -23,11 +23,14 @@ create one; only a command that writes initialises a new database.
 Every open checks each page with `PRAGMA quick_check`: a damaged database is
 neither read nor written. A check that passes is remembered in a stamp file beside
 the database (NAME-checked: the size, time and inode of the file and of its
-write-ahead log as checked); an open that finds the files exactly as stamped, less
-than a day later, skips the check (a third of a second for a million reviews). Any
-change to the file, by kvdrill or anything else, asks for a new check, and every page
-is checked at least once a day. A file changed in the seconds before its check is
-not stamped: a later change within the same file-time tick would look the same.
+write-ahead log as checked). A command that only reads, and finds the files exactly
+as stamped less than a day later, skips the check (a third of a second for a million
+reviews); a command that writes always checks. Any change to the file, by kvdrill or
+anything else, asks for a new check. A file changed in the seconds before its check
+is not stamped: a later change within the same file-time tick would look the same.
+Damage that keeps the file's size and time (a failing disk) can reach a reader that
+trusted the stamp; SQLite refuses the damaged page when the reader comes to it, and
+any damage found, by an open, a reader or `kvdrill doctor`, drops the stamp.
 Before a migration, and on the first write of each UTC
 day, the database is copied into the backups folder beside it (see drill.backup).
 """
@@ -358,7 +361,7 @@ def _stamped(path: Path, state: dict[str, list[int] | None]) -> bool:
         stamp = json.loads(path.with_name(path.name + CHECKED_SUFFIX).read_bytes())
         age = time.time() - float(stamp["checked"])
         return stamp["db"] == state["db"] and stamp["wal"] == state["wal"] and 0 <= age < CHECK_TRUST_S
-    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+    except (OSError, ValueError, TypeError, KeyError, OverflowError, RecursionError):
         return False  # none, unreadable or not a stamp: check
 
 
@@ -380,17 +383,31 @@ def _stamp(path: Path, state: dict[str, list[int] | None], started: float) -> No
         part.unlink(missing_ok=True)
 
 
-def _check_pages(conn: sqlite3.Connection, path: Path, *, stamp: bool) -> None:
-    """Every page of the database (quick_check) unless the stamp vouches for the files as
-    they are; StoreError naming the damage, nothing written, when the check fails. With
-    `stamp` (a place kvdrill may write in) a check that passes is stamped."""
+def forget_check(path: Path) -> None:
+    """Drop the stamp of `path`'s last passed check: damage was found since."""
+    try:
+        path.with_name(path.name + CHECKED_SUFFIX).unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _check_pages(conn: sqlite3.Connection, path: Path, *, trust: bool, stamp: bool) -> None:
+    """Every page of the database (quick_check), unless `trust` (a command that only
+    reads) and the stamp vouches for the files as they are; StoreError naming the
+    damage, nothing written, when the check fails. With `stamp` (a place kvdrill may
+    write in) a check that passes is stamped."""
     state = _check_state(path)
-    if _stamped(path, state):
+    if trust and _stamped(path, state):
         return
     started = time.time()
     # every page, before anything reads or writes: about 1.4 ms per MiB of database
-    problems = quick_check(conn)
+    try:
+        problems = quick_check(conn)
+    except sqlite3.DatabaseError:
+        forget_check(path)
+        raise
     if problems:
+        forget_check(path)
         raise StoreError(
             f"{path} is damaged ({problems[0]}); nothing was written. {recovery_hint(path)}"
         )
@@ -410,8 +427,9 @@ def open_db(
 ) -> Database:
     """Open the kvdrill database at `path` (default: the user folder's) for a command.
 
-    Every page is checked first (quick_check), unless the stamp of an earlier check
-    vouches for the file as it is (see the module's docstring). `write=False` is for commands that
+    Every page is checked first (quick_check); a command that only reads skips the
+    check when the stamp of an earlier one vouches for the file as it is (see the
+    module's docstring). `write=False` is for commands that
     only read: a missing or empty file is refused rather than created, and a file
     in a read-only place is opened read-only. A command that writes refuses a
     read-only file, creates the file when needed, marks it as kvdrill's, and on the
@@ -472,7 +490,7 @@ def _prepare(conn, path: Path, *, write: bool, writable: bool, now: datetime, wa
         raise StoreError(f"{path} is empty, not a kvdrill database yet; left untouched")
     db = Database(conn)
     if kind != "blank":
-        _check_pages(conn, path, stamp=writable)
+        _check_pages(conn, path, trust=not write, stamp=writable)
         from drill.backup import backup_before
 
         migrating = version < SCHEMA_VERSION
@@ -522,4 +540,5 @@ def describe_sqlite_error(exc: BaseException, path: Path | None = None) -> str:
             f"cannot read or write {path} ({text}): the disk may be full or failing; free "
             f"some space and try again. {recovery_hint(path)}"
         )
+    forget_check(path)  # whatever vouched for the file, it is damaged now
     return f"{path} is damaged or unreadable ({text}). {recovery_hint(path)}"
