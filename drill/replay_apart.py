@@ -3,18 +3,22 @@
 An import into an empty database replays every review through FSRS while it reads the
 file (drill.history). The replay is Python (fsrs), the insert is SQLite: in one process
 they take turns, and the replay is a third of a million-review import. Here a child
-process, `python -m drill.replay_apart SCHEDULER_JSON`, replays the reviews the import
-feeds it, a batch at a time, while the import checks and inserts the next batch.
+process replays the reviews the import feeds it, a batch at a time, while the import
+checks and inserts the next batch.
 
-The child reads one non-cram review per line on its standard input, in time order:
-QUESTION_ID, a tab, REVIEWED_AT (ISO text), a tab, RATING. When the input ends it writes
-the card rows (drill.srs.Replay.card_rows) as one JSON array on its standard output.
-JSON keeps every float exactly (the shortest text that reads back as the same float).
+The child is this Python in isolated mode (no PYTHON* variables, no user site, not
+the current folder), given this process's module path, so it imports the very modules
+the import runs and nothing a folder happens to hold. It reads one non-cram review per
+line on its standard input, in time order: QUESTION_ID, a tab, REVIEWED_AT (ISO text),
+a tab, RATING. When the input ends it writes the card rows (drill.srs.Replay.card_rows)
+as one JSON array on its standard output; JSON keeps every float exactly (the shortest
+text that reads back as the same float).
 
 Whatever goes wrong on the child's side (it cannot start, stops early, exits with an
-error, writes something that is not a list of card rows) makes `cards()` None: the
-import then replays the database, as it does for a file out of time order. That is
-slower, and gives the same cards.
+error, writes something other than one card row of the right types for each question
+fed, with one repetition per review) makes `cards()` None: the import then replays the
+database, as it does for a file out of time order. That is slower, and gives the same
+cards.
 """
 
 from __future__ import annotations
@@ -30,23 +34,42 @@ from typing import Any
 
 import orjson
 
-# the columns of a card row, as drill.srs writes them
-_CARD_KEYS = frozenset(
-    ("question_id", "state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses")
+# the columns of a card row as drill.srs writes them, and the types each may hold
+_CARD_TYPES: dict[str, tuple[type, ...]] = {
+    "question_id": (str,),
+    "state": (int,),
+    "step": (int, type(None)),
+    "stability": (float, type(None)),
+    "difficulty": (float, type(None)),
+    "due": (str,),
+    "last_review": (str, type(None)),
+    "reps": (int,),
+    "lapses": (int,),
+}
+_CHILD_CODE = (
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+    "from drill.replay_apart import main; main(sys.argv[2])"
 )
 
 
 def cpus_free() -> int:
     """The CPUs this process may run on."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13
+    if count is not None:
+        return count() or 1
     try:
         return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
+    except (AttributeError, OSError):  # not on Linux, or not allowed to ask
         return os.cpu_count() or 1
 
 
 def child_command(scheduler_json: str) -> list[str]:
-    """The child's command line: this module, run by this Python."""
-    return [sys.executable, "-m", "drill.replay_apart", scheduler_json]
+    """The child's command line: main() below, run by this Python on this module path."""
+    path = [entry for entry in sys.path if entry]  # "" would be the current folder
+    package_root = str(Path(__file__).resolve().parent.parent)
+    if package_root not in path:
+        path.append(package_root)
+    return [sys.executable, "-I", "-c", _CHILD_CODE, json.dumps(path), scheduler_json]
 
 
 class ReplayApart:
@@ -55,18 +78,16 @@ class ReplayApart:
 
     def __init__(self, scheduler) -> None:
         self._lines: list[str] = []
+        self._fed = 0
+        self._questions: set[str] = set()
         self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._feeder: threading.Thread | None = None
-        package_root = str(Path(__file__).resolve().parent.parent)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         try:
             self._child: subprocess.Popen | None = subprocess.Popen(
                 child_command(json.dumps(scheduler.to_dict())),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                env=env,
             )
         except (OSError, ValueError):
             self._child = None
@@ -75,6 +96,8 @@ class ReplayApart:
         if "\t" in question_id or "\n" in question_id:  # not one line; checked names never are
             self.close()
         self._lines.append(f"{question_id}\t{reviewed_at}\t{rating}\n")
+        self._fed += 1
+        self._questions.add(question_id)
 
     def flush(self) -> None:
         """Hand the reviews added since the last flush to the child. A thread writes them:
@@ -108,41 +131,61 @@ class ReplayApart:
     def cards(self) -> dict[str, dict[str, Any]] | None:
         """The card rows by question id; None when the child failed."""
         self.flush()
-        child, self._child = self._child, None
+        child = self._child
         if child is None:
             return None
-        self._end_feeding()
         try:
+            self._end_feeding()
             out = child.stdout.read()  # type: ignore[union-attr]
             child.wait()
-        except (OSError, ValueError):
-            _stop(child)
+        except (OSError, ValueError):  # a pipe that failed: the database replays
+            self.close()
             return None
+        except BaseException:  # an interrupt: the child must not outlive the import
+            self.close()
+            raise
+        self._child = None
         if child.returncode != 0:
             return None
         try:
             rows = orjson.loads(out)
         except orjson.JSONDecodeError:
             return None
-        if not isinstance(rows, list) or not all(
-            isinstance(row, dict) and row.keys() == _CARD_KEYS for row in rows
-        ):
+        return self._by_question(rows)
+
+    def _by_question(self, rows: Any) -> dict[str, dict[str, Any]] | None:
+        """`rows` by question id when they are one well-typed card row per question fed,
+        with one repetition per review fed; else None."""
+        if not isinstance(rows, list) or not all(_card_row(row) for row in rows):
             return None
-        return {row["question_id"]: row for row in rows}
+        cards = {row["question_id"]: row for row in rows}
+        if cards.keys() != self._questions or sum(row["reps"] for row in rows) != self._fed:
+            return None
+        return cards
 
     def close(self) -> None:
         """Stop the child (an import that failed, or a review that cannot be fed)."""
         child, self._child = self._child, None
         if child is not None:
-            child.kill()  # the feeding thread's write fails at once
-            self._end_feeding()
-            _stop(child)
+            try:
+                child.kill()  # the feeding thread's write fails at once
+            finally:
+                self._end_feeding()
+                _stop(child)
 
     def _end_feeding(self) -> None:
         if self._feeder is not None:
             self._queue.put(None)
             self._feeder.join()
             self._feeder = None
+
+
+def _card_row(row: Any) -> bool:
+    return (
+        isinstance(row, dict)
+        and row.keys() == _CARD_TYPES.keys()
+        and all(type(row[key]) in types for key, types in _CARD_TYPES.items())
+    )
 
 
 def _stop(child: subprocess.Popen) -> None:
@@ -156,18 +199,15 @@ def _stop(child: subprocess.Popen) -> None:
             pass
 
 
-def main() -> None:
+def main(scheduler_json: str) -> None:
+    """The child: replay the reviews on standard input, write the card rows."""
     from fsrs import Scheduler
 
     from drill.srs import Replay
 
-    replay = Replay(Scheduler.from_dict(json.loads(sys.argv[1])))
+    replay = Replay(Scheduler.from_dict(json.loads(scheduler_json)))
     add = replay.add
     for line in sys.stdin.buffer:
         question_id, reviewed_at, rating = line[:-1].decode("utf-8", "surrogatepass").split("\t")
         add(question_id, reviewed_at, int(rating))
     sys.stdout.buffer.write(orjson.dumps(list(replay.card_rows().values())))
-
-
-if __name__ == "__main__":
-    main()

@@ -7,13 +7,14 @@ import that failed.
 """
 
 import json
+import signal
 import subprocess
 import sys
 
 import pytest
 from test_history_import import cards_of, exported, write
 
-from drill import replay_apart
+from drill import history, replay_apart
 from drill.errors import HistoryError
 from drill.history import import_history, rebuild_cards
 from drill.srs import make_scheduler
@@ -26,6 +27,12 @@ OWN = make_scheduler(
     parameters=[0.3, 1.1, 2.5, 7.9, 6.2, 0.7, 2.9, 0.01, 1.7, 0.15, 0.8, 1.5, 0.07, 0.25,
                 1.6, 0.55, 1.9, 0.5, 0.1, 0.07, 0.15],
 )  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def two_cpus(monkeypatch):
+    """A second CPU, whatever the machine running the tests has."""
+    monkeypatch.setattr(history, "cpus_free", lambda: 2)
 
 
 @pytest.fixture
@@ -71,7 +78,25 @@ def test_a_small_file_is_replayed_in_this_process(tmp_path, children):
     assert children == []
 
 
+def rows_then(exit_code: int, **change) -> list[str]:
+    """A child that reads its input, then writes card rows of the right shape for the
+    three questions, changed by `change`, and exits with `exit_code`."""
+    row = {
+        "state": 2, "step": None, "stability": 1.5, "difficulty": 5.0,
+        "due": "2026-10-09T09:00:00.000000+00:00",
+        "last_review": "2026-10-01T09:00:00.000000+00:00", "reps": 16, "lapses": 0,
+    }  # fmt: skip
+    # 16 non-cram reviews of each question are fed: rows that keep reps add up
+    rows = [{"question_id": f"q-{n}", **row, **change} for n in range(3)]
+    code = f"import sys; sys.stdin.read(); print({json.dumps(json.dumps(rows))}); sys.exit({exit_code})"
+    return [sys.executable, "-c", code]
+
+
 FAILING = {
+    "writes rows, then fails": rows_then(1),
+    "writes a repetition too many": rows_then(0, reps=17),
+    "writes a float as an integer": rows_then(0, stability=2),
+    "writes a question never fed": rows_then(0, question_id="q-9"),
     "cannot start": ["/nonexistent/python3"],
     "exits with an error": [sys.executable, "-c", "import sys; sys.exit(3)"],
     "stops reading": [sys.executable, "-c", "import sys; sys.stdin.close(); sys.exit(0)"],
@@ -100,13 +125,24 @@ def test_a_failing_second_process_leaves_the_cards_to_the_database(
     assert cards_of(db) == after_import
 
 
+def test_rows_of_the_right_shape_that_add_up_are_taken_as_the_child_wrote_them(
+    tmp_path, monkeypatch
+):
+    """The control for the failures above: each differs from these rows in one way."""
+    monkeypatch.setattr(replay_apart, "child_command", lambda _scheduler: rows_then(0))
+    write(tmp_path / "h.jsonl", [exported(n) for n in range(60)])
+    db = open_db(tmp_path / "k.db")
+    import_history(db, tmp_path / "h.jsonl", OWN, batch_size=7, apart_bytes=0)
+    assert {card["stability"] for card in cards_of(db).values()} == {1.5}
+
+
 def test_a_file_out_of_order_stops_the_second_process(tmp_path, children):
     records = [exported(n) for n in range(60)]
     records[20], records[40] = records[40], records[20]
     write(tmp_path / "h.jsonl", records)
     db = open_db(tmp_path / "k.db")
     assert import_history(db, tmp_path / "h.jsonl", OWN, batch_size=7, apart_bytes=0).cards == 3
-    assert len(children) == 1 and children[0].returncode is not None
+    assert len(children) == 1 and children[0].returncode == -signal.SIGKILL
     after_import = cards_of(db)
     db.execute("delete from cards")
     rebuild_cards(db, OWN)
@@ -120,7 +156,7 @@ def test_a_failed_import_stops_the_second_process(tmp_path, children):
     db = open_db(tmp_path / "k.db")
     with pytest.raises(HistoryError, match=r"h\.jsonl:46: "):
         import_history(db, tmp_path / "h.jsonl", OWN, batch_size=7, apart_bytes=0)
-    assert len(children) == 1 and children[0].returncode is not None
+    assert len(children) == 1 and children[0].returncode == -signal.SIGKILL
     assert db.execute("select count(*) from reviews").fetchone()[0] == 0
 
 
@@ -137,3 +173,38 @@ def test_the_child_reads_lines_and_writes_card_rows():
         b'"difficulty":7.394502741279718,"due":"2026-10-03T09:01:00.000000+00:00",'
         b'"last_review":"2026-10-03T09:00:00.000000+00:00","reps":2,"lapses":0}]'
     )
+
+
+def test_the_child_runs_nothing_the_current_folder_holds(tmp_path, monkeypatch, children):
+    folder = tmp_path / "downloads"
+    (folder / "drill").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    planted = f"open({str(marker)!r}, 'w').close()\n"
+    for name in ("orjson.py", "json.py", "random.py", "drill/__init__.py"):
+        (folder / name).write_text(planted)
+    write(tmp_path / "h.jsonl", [exported(n) for n in range(60)])
+    db = open_db(tmp_path / "k.db")
+    monkeypatch.chdir(folder)
+    import_history(db, tmp_path / "h.jsonl", OWN, apart_bytes=0)
+    assert children[0].returncode == 0
+    assert not marker.exists()
+    assert cards_of(db)["q-1"]["stability"] == 0.4402047929981766
+
+
+def test_an_interrupt_while_the_cards_come_back_stops_the_child(tmp_path, monkeypatch, children):
+    real = replay_apart.ReplayApart._end_feeding
+    interrupted = []
+
+    def interrupt_once(self):
+        if not interrupted:
+            interrupted.append(1)
+            raise KeyboardInterrupt
+        real(self)
+
+    monkeypatch.setattr(replay_apart.ReplayApart, "_end_feeding", interrupt_once)
+    write(tmp_path / "h.jsonl", [exported(n) for n in range(60)])
+    db = open_db(tmp_path / "k.db")
+    with pytest.raises(KeyboardInterrupt):
+        import_history(db, tmp_path / "h.jsonl", OWN, apart_bytes=0)
+    assert children[0].returncode == -signal.SIGKILL
+    assert db.execute("select count(*) from reviews").fetchone()[0] == 0
