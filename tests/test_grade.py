@@ -108,6 +108,13 @@ TABLE = [
     ("kv", "0.05 GiB", "magnitude", False, None, 0.05 * GIB),
     ("kv", "0.6 GiB", "magnitude", False, None, 0.6 * GIB),
     ("kv", "0.51 GiB", "magnitude", False, None, 0.51 * GIB),  # 2% off: not a GB/GiB slip
+    # the number right in MB or GB, written with the binary prefix
+    ("kv", "536.9 MiB", "misconception", False, "gb-vs-gib", 536.9 * MIB),
+    ("kv", "537 MiB", "misconception", False, "gb-vs-gib", 537 * MIB),
+    ("kv", "0.537 GiB", "misconception", False, "gb-vs-gib", 0.537 * GIB),
+    ("kv", "0.54 GiB", "misconception", False, "gb-vs-gib", 0.54 * GIB),  # within 1% of 0.537
+    ("kv", "0.55 GiB", "magnitude", False, None, 0.55 * GIB),
+    ("kv", "536,871 KiB", "misconception", False, "gb-vs-gib", 536871 * 1024),
     ("kv", "100 GiB", "wrong", False, None, 100 * GIB),
     ("kv", "-0.5 GiB", "wrong", False, None, -GIB / 2),
     ("kv", "half a gig", "unreadable", False, None, None),
@@ -126,6 +133,8 @@ TABLE = [
     ("bw", "3350 GB per second", "correct", True, None, 3.35e12),
     ("bw", "3.35", "unit", True, None, 3.35e12),
     ("bw", "3.35 TiB/s", "misconception", False, "gb-vs-gib", 3.35 * 2**40),
+    ("bw", "3.05 TB/s", "misconception", False, "gb-vs-gib", 3.05e12),  # right in TiB/s
+    ("bw", "3.2 TB/s", "magnitude", False, None, 3.2e12),
     ("bw", "26.8 Tbps", "correct", True, None, 3.35e12),
     ("bw", "3.35 Tbps", "misconception", False, "bits-vs-bytes", 3.35e12 / 8),
     ("bw", "3.35 GB/s", "misconception", False, "off-by-1000", 3.35e9),

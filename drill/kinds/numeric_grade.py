@@ -329,6 +329,10 @@ def _diagnose(
     if parsed.bits and ctx.dimension in _BYTE_DIMS and _near(parsed.value * 8, expected, ctx.rel):
         return _slip(ctx, "bits-vs-bytes", parsed.value, tail(parsed.value))
     differ = _prefix_kinds_differ(ctx, parsed)
+    # the number right with the other kind of prefix: 536.9 MiB for 512 MiB (536.9 MB)
+    other = None if differ or ctx.dimension not in _BYTE_DIMS else _other_prefix_reading(parsed)
+    if other is not None and _near(other, expected, _typed_rel(ctx, parsed)):
+        return _slip(ctx, "gb-vs-gib", parsed.value, tail(parsed.value))
     for values, unit_slips in groups:
         known = _known_slip(
             ctx.dimension, expected, ctx.rel, values, prefix_differs=differ, unit_slips=unit_slips
@@ -445,6 +449,26 @@ def _prefix_kinds_differ(ctx: _Context, parsed: Parsed) -> bool:
     if shown is None or shown.decimal_prefix is None:
         return True
     return parsed.decimal_prefix != shown.decimal_prefix
+
+
+def _other_prefix_reading(parsed: Parsed) -> float | None:
+    """The number as typed, read with the other kind of prefix of the same step (536.9 MiB
+    read as 536.9 MB), in base units; None for a unit without a prefix."""
+    spec = parse_unit(parsed.unit_symbol) if parsed.unit_symbol else None
+    if spec is None or spec.decimal_prefix is None or parsed.number is None or parsed.bits:
+        return None
+    step, other = (1000, 1024) if spec.decimal_prefix else (1024, 1000)
+    for k in range(1, 6):
+        if spec.mul == step**k * spec.div:
+            return parsed.number * other**k / spec.div
+    return None
+
+
+def _typed_rel(ctx: _Context, parsed: Parsed) -> float:
+    """How near a reading must come to count: the question's tolerance, or the precision
+    the number was typed at where that is finer than three significant digits allow."""
+    precision = parsed.typed_precision
+    return max(ctx.rel, precision) if 0 < precision <= MAX_TYPED_PRECISION else ctx.rel
 
 
 def _near(value: float, target: float, rel: float) -> bool:
