@@ -76,16 +76,29 @@ def _csv_sql() -> str:
     for name in ("id", "reviewed_at", "rating", "duration_ms", "seed"):
         cells[name] = name
     # printf writes NULL as an empty cell; but it stops at a NUL character, which only an
-    # answer may hold, so the answer is joined in with ||
+    # answer may hold, so the answer is joined in with ||. glob stops there too: an answer
+    # holding a NUL (found in its bytes) is quoted by Python, as csv.writer would
     before, after = FIELDS[: FIELDS.index("answer")], FIELDS[FIELDS.index("answer") + 1 :]
+    cells["answer"] = (
+        "case when answer glob :special then '\"' || replace(answer, '\"', '\"\"') || '\"'"
+        " when instr(cast(answer as blob), x'00') then csv_cell(answer) else answer end"
+    )
 
     def printf(names: tuple[str, ...], lead: str, trail: str) -> str:
         row = ", ".join(cells.get(name, _csv_cell(name)) for name in names)
         return f"printf('{lead}{','.join(['%s'] * len(names))}{trail}', {row})"
 
-    answer = f"coalesce({_csv_cell('answer')}, '')"
+    answer = f"coalesce({cells['answer']}, '')"
     line = f"{printf(before, '', ',')} || {answer} || {printf(after, ',', '')}"
     return f"select {line} from reviews order by reviewed_at, id"
+
+
+def _csv_cell_text(text: str) -> str:
+    """One CSV cell as csv.writer writes it, quoted when it holds a comma, a quote or a
+    line break (a carriage return included)."""
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def _canonical_params(text: str) -> str:
@@ -100,6 +113,7 @@ def export_history(db: Any, out: IO[bytes], fmt: str) -> int:
     conn = db.conn
     conn.create_function("canonical_params", 1, _canonical_params, deterministic=True)
     conn.create_function("float_text", 1, float.__repr__, deterministic=True)
+    conn.create_function("csv_cell", 1, _csv_cell_text, deterministic=True)
     text_factory = conn.text_factory
     conn.text_factory = bytes  # each line stays the UTF-8 SQLite made, never decoded
     count = 0

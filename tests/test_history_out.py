@@ -169,3 +169,25 @@ def test_expected_is_written_as_python_writes_it(tmp_path, expected, text):
     for fmt in ("jsonl", "csv"):
         assert export(db, fmt) == reference(db, fmt)
     assert f',"expected":{text},' in export(db, "jsonl")
+
+
+@pytest.mark.parametrize(
+    "answer, cell",
+    [
+        ("\x00\n", '"\x00\n"'),
+        ("a\x00, b", '"a\x00, b"'),
+        ('\x00"', '"\x00"""'),
+        ("a\x00b", "a\x00b"),
+        ('a,\x00"\n', '"a,\x00""\n"'),  # seen before the NUL: quoted by SQLite
+        ("\x00", "\x00"),
+    ],
+)
+def test_an_answer_holding_a_nul_is_quoted_as_csv_writer_quotes_it(tmp_path, answer, cell):
+    """SQLite's glob and printf stop at a NUL: what follows it must still be seen."""
+    db = open_db(tmp_path / "k.db")
+    row = dict.fromkeys(FIELDS)
+    row.update(id=str(uuid.UUID(int=3)), question_id="q", reviewed_at=iso(T0), rating=1, cram=0)
+    db["reviews"].insert({**row, "answer": answer})
+    line = export(db, "csv").split("\n", 1)[1]
+    assert line == f"00000000-0000-0000-0000-000000000003,q,{iso(T0)},1,,{cell},,,,,,,,false\n"
+    assert export(db, "csv") == reference(db, "csv")
