@@ -6,14 +6,22 @@ three times as long as one for a single sequence, though it reads the same weigh
 the batching the batch experiment measures would be hidden by a library quirk.
 Inference engines on CPUs avoid this by laying the weights out once, ahead of
 time (torch.compile's CPU freezing does it too). Here each weight gets a second,
-oneDNN-prepacked copy, used for 2..64 rows; a single row (a GEMV) and long
-prompts keep the default kernels, which are the fastest there.
+oneDNN-prepacked copy, used for 2..64 rows; long prompts keep the default kernels,
+which are the fastest there. For a single row (a GEMV, a decode step of one
+sequence) neither library wins everywhere: MKL's GEMV was the faster on one of our
+machines, oneDNN's packed one 2.7 times as fast on another. `faster_for_one_row`
+times both on the model's largest weight before the experiments, and the faster
+serves single rows for the whole run (the run's config records which).
 
 The oneDNN ops are PyTorch internals, so everything is checked before use and a
 build without them simply keeps the default kernels.
 """
 
 from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -46,8 +54,30 @@ def packed_linear(x: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
     return torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
 
 
-def uses_packed(rows: int) -> bool:
-    return PACKED_MIN_ROWS <= rows <= PACKED_MAX_ROWS
+def uses_packed(rows: int, min_rows: int = PACKED_MIN_ROWS) -> bool:
+    return min_rows <= rows <= PACKED_MAX_ROWS
+
+
+def faster_for_one_row(
+    default: Callable[[], object],
+    packed: Callable[[], object],
+    *,
+    clock: Callable[[], float] = time.perf_counter,
+    repeats: int = 7,
+) -> bool:
+    """Whether `packed` (the prepacked kernel on one row) beats `default` (F.linear):
+    each is warmed up, then timed `repeats` times, alternating, and the fastest call
+    of each is compared."""
+    best = {"default": math.inf, "packed": math.inf}
+    calls = {"default": default, "packed": packed}
+    for fn in calls.values():
+        fn()  # warm-up: first-call costs are not the kernel's
+    for _ in range(repeats):
+        for name, fn in calls.items():
+            start = clock()
+            fn()
+            best[name] = min(best[name], clock() - start)
+    return best["packed"] < best["default"]
 
 
 def prepack_works(dtype: torch.dtype) -> bool:

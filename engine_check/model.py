@@ -55,9 +55,11 @@ class Linear(nn.Module):
         super().__init__()
         self.weight = nn.Parameter(torch.empty(out_features, in_features, dtype=dtype))
         self.packed: torch.Tensor | None = None
+        self.packed_min_rows = cpu_linear.PACKED_MIN_ROWS  # 1 where packed wins a GEMV
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.packed is not None and cpu_linear.uses_packed(x.numel() // x.shape[-1]):
+        rows = x.numel() // x.shape[-1]
+        if self.packed is not None and cpu_linear.uses_packed(rows, self.packed_min_rows):
             return cpu_linear.packed_linear(x, self.packed)
         return F.linear(x, self.weight)
 
@@ -165,17 +167,29 @@ def build_model(
     return model.eval().requires_grad_(False)
 
 
-def prepack_for_cpu(model: Transformer) -> bool:
+def prepack_for_cpu(model: Transformer, *, clock=None) -> int:
     """Give every Linear a prepacked copy of its weight for few-row matmuls, if this torch
-    can (CPU only; costs a second copy of the weights). Returns whether it did."""
+    can (CPU only; costs a second copy of the weights). Single rows use it too where it
+    beats the default kernel on the model's largest weight (timed with `clock`).
+    Returns the fewest rows the packed copies serve (1 or 2), 0 when there are none."""
     weight = model.output.weight
     if weight.device.type != "cpu" or not cpu_linear.prepack_works(weight.dtype):
-        return False
+        return 0
+    linears = [module for module in model.modules() if isinstance(module, Linear)]
     with torch.inference_mode():
-        for module in model.modules():
-            if isinstance(module, Linear):
-                module.packed = cpu_linear.pack_weight(module.weight)
-    return True
+        for module in linears:
+            module.packed = cpu_linear.pack_weight(module.weight)
+        largest = max(linears, key=lambda module: module.weight.numel())
+        row = torch.ones(1, 1, largest.weight.shape[1], dtype=weight.dtype)
+        packed_wins = cpu_linear.faster_for_one_row(
+            lambda: F.linear(row, largest.weight),
+            lambda: cpu_linear.packed_linear(row, largest.packed),
+            **({} if clock is None else {"clock": clock}),
+        )
+    min_rows = 1 if packed_wins else cpu_linear.PACKED_MIN_ROWS
+    for module in linears:
+        module.packed_min_rows = min_rows
+    return min_rows
 
 
 def _fill_tiled_(param: torch.Tensor, block: torch.Tensor, scale: float) -> None:

@@ -128,7 +128,7 @@ def run_engine_check(
 
     tick(f"building a {plan.model.params / 1e6:.0f} M-parameter model")
     model = build_model(plan.model, plan.max_seq, torch_dtype, dev, seed=seed)
-    prepacked = prepack_for_cpu(model) if kind == "cpu" else False
+    packed_min_rows = prepack_for_cpu(model) if kind == "cpu" else 0
     bench = experiments.Bench(
         model=model,
         timer=timer,
@@ -168,8 +168,10 @@ def run_engine_check(
         "params": plan.model.params,
         "weight_bytes": plan.model.params * DTYPE_BYTES[dtype_name],
         "decode_runner": decode_runner,
-        # CPU: decode steps of 2..64 sequences use weights prepacked once (cpu_linear.py)
-        "cpu_prepacked_linears": prepacked,
+        # CPU: decode steps of 2..64 sequences use weights prepacked once (cpu_linear.py),
+        # and of one sequence too where that beats the default kernel here
+        "cpu_prepacked_linears": packed_min_rows > 0,
+        "cpu_packed_min_rows": packed_min_rows or None,
         "seed": seed,
     }
     meta = {

@@ -1,5 +1,7 @@
 """The synthetic transformer: shapes, cache vs recompute, KV bytes vs the formula."""
 
+import itertools
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -130,7 +132,7 @@ def test_prepacked_cpu_linears_give_the_same_logits():
     cfg = tiny()
     plain = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=7)
     packed = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=7)
-    assert prepack_for_cpu(packed) is True
+    assert prepack_for_cpu(packed, clock=steps(1, 3)) == 2  # the default wins one row
     assert packed.output.packed is not None and plain.output.packed is None
     tokens = torch.randint(0, cfg.vocab, (4, 6), generator=torch.Generator().manual_seed(1))
     for model in (plain, packed):
@@ -142,6 +144,55 @@ def test_prepacked_cpu_linears_give_the_same_logits():
     torch.testing.assert_close(
         decode_step(packed, step, 6), decode_step(plain, step, 6), rtol=1e-5, atol=1e-5
     )
+
+
+def steps(default: float, packed: float):
+    """A fake clock for faster_for_one_row: each default call takes `default` seconds and
+    each packed call `packed` (the two alternate, default first)."""
+    ticks = itertools.accumulate(itertools.cycle([0.0, default, 0.0, packed]))
+    return lambda: next(ticks)
+
+
+@pytest.mark.parametrize(
+    "default, packed, packed_wins", [(3.0, 1.0, True), (1.0, 3.0, False), (2.0, 2.0, False)]
+)
+def test_one_row_goes_to_the_faster_kernel(default, packed, packed_wins):
+    from engine_check import cpu_linear
+
+    calls = []
+    assert (
+        cpu_linear.faster_for_one_row(
+            lambda: calls.append("default"), lambda: calls.append("packed"),
+            clock=steps(default, packed), repeats=3,
+        )
+        is packed_wins
+    )  # fmt: skip
+    assert calls == ["default", "packed"] * 4  # a warm-up each, then three timed each
+
+
+def test_a_single_sequence_decodes_through_the_packed_weights_where_they_win():
+    from engine_check import cpu_linear
+    from engine_check.model import prepack_for_cpu
+
+    if not cpu_linear.prepack_works(torch.float32):
+        pytest.skip("this torch build has no oneDNN prepacked matmul")
+    cfg = tiny()
+    plain = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=7)
+    packed = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=7)
+    assert prepack_for_cpu(packed, clock=steps(3, 1)) == 1
+    assert {m.packed_min_rows for m in packed.modules() if hasattr(m, "packed_min_rows")} == {1}
+    used = []
+    real = cpu_linear.packed_linear
+    tokens = torch.randint(0, cfg.vocab, (1, 6), generator=torch.Generator().manual_seed(1))
+    for model in (plain, packed):
+        model.setup_cache(1)
+        prefill(model, tokens)
+    step = torch.randint(0, cfg.vocab, (1, 1), generator=torch.Generator().manual_seed(2))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cpu_linear, "packed_linear", lambda x, w: used.append(1) or real(x, w))
+        got = decode_step(packed, step, 6)
+    assert used  # one row took the packed kernel
+    torch.testing.assert_close(got, decode_step(plain, step, 6), rtol=1e-5, atol=1e-5)
 
 
 def test_cached_decode_equals_recompute_with_prepacked_linears():
