@@ -172,6 +172,11 @@ def cardless_questions(conn: sqlite3.Connection) -> list[str]:
 
 
 def _advise_restore(report: Diagnosis) -> None:
+    saved = report.path.with_name(report.path.stem + "-salvaged.jsonl")
+    report.advice.append(
+        "first save the reviews that can still be read: "
+        f"kvdrill export --salvage -o {saved} --db {report.path}"
+    )
     for backup in reversed(report.backups):
         try:
             check_copy(backup.path)
@@ -181,9 +186,14 @@ def _advise_restore(report: Diagnosis) -> None:
         report.advice.append(
             f"restore the newest sound backup: kvdrill restore {backup.path} --db {report.path}"
         )
+        report.advice.append(
+            f"then add back the reviews since that backup: kvdrill import {saved} "
+            f"--db {report.path}"
+        )
         return
     report.advice.append(
-        "no sound backup found; `kvdrill export` may still save the review history"
+        f"no sound backup found; `kvdrill import {saved} --db NEW.db` puts the saved reviews "
+        "into a new database (their cards rebuilt from them)"
     )
 
 

@@ -327,7 +327,13 @@ def test_doctor_points_a_damaged_database_to_its_newest_sound_backup(tmp_path):
     assert report["kind"] == "damaged"
     good = str(tmp_path / "backups" / "k-20261120-120000-manual.db")
     assert report["good_backup"] == good
-    assert report["advice"] == [f"restore the newest sound backup: kvdrill restore {good} --db {db}"]
+    saved = tmp_path / "k-salvaged.jsonl"
+    assert report["advice"] == [
+        f"first save the reviews that can still be read: kvdrill export --salvage -o {saved}"
+        f" --db {db}",
+        f"restore the newest sound backup: kvdrill restore {good} --db {db}",
+        f"then add back the reviews since that backup: kvdrill import {saved} --db {db}",
+    ]
     assert result.stderr == f"Error: {db}: 1 problem(s) that --repair cannot fix; see above\n"
     assert sorted(report) == [
         "advice", "backups", "cardless_questions", "counts", "good_backup", "integrity", "kind",

@@ -50,9 +50,16 @@ A bad record stops the import with FILE:LINE and nothing from the file is import
     type=click.Choice(["jsonl", "csv"]),
     help="Output format (default: from -o's extension, else jsonl).",
 )
+@click.option(
+    "--salvage",
+    is_flag=True,
+    help="Read what can still be read from a damaged database (JSON Lines only): "
+    "rows on damaged pages are skipped and reported; then `kvdrill restore` a backup and "
+    "`kvdrill import` this file to add back the reviews the backup lacks.",
+)
 @output_option("Write to this file instead of standard output.")
 @db_option()
-def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> None:
+def export_cmd(fmt: str | None, salvage: bool, output: Path | None, db_path: Path | None) -> None:
     from drill.history_out import export_history
     from drill.outfile import atomic_output, protected_files, refuse_protected
 
@@ -61,6 +68,9 @@ def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> No
     protected = protected_files(db_path)
     if output is not None:
         refuse_protected(output, protected)  # before the database is even opened
+    if salvage:
+        _salvage(fmt, output, db_path, protected)
+        return
     db = open_database(db_path, write=False)
     if output is None:
         sys.stdout.flush()  # the text layer first, then the history's bytes beneath it
@@ -70,6 +80,41 @@ def export_cmd(fmt: str | None, output: Path | None, db_path: Path | None) -> No
     with atomic_output(output, protected, binary=True) as out:
         count = export_history(db, out, fmt)
     click.echo(f"Exported {count} reviews to {output}.", err=True)
+
+
+def _salvage(fmt: str, output: Path | None, db_path: Path | None, protected) -> None:
+    from drill.outfile import atomic_output
+    from drill.paths import default_db_path
+    from drill.salvage import salvage_history
+
+    if fmt != "jsonl":
+        raise click.UsageError("--salvage writes JSON Lines only; leave out --format csv")
+    path = db_path or default_db_path()
+    if output is None:
+        sys.stdout.flush()
+        result = salvage_history(path, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    else:
+        with atomic_output(output, protected, binary=True) as out:
+            result = salvage_history(path, out)
+    where = "standard output" if output is None else str(output)
+    lines = [f"Saved {result.saved:,} review{'' if result.saved == 1 else 's'} from {path} to {where}."]
+    if result.unreadable:
+        shown = ", ".join(
+            f"{low:,}" if low == high else f"{low:,}-{high:,}" for low, high in result.unreadable[:5]
+        )
+        more = ", ..." if len(result.unreadable) > 5 else ""
+        lines.append(
+            f"Unreadable: rowids {shown}{more} (at most {result.unreadable_rowids:,} reviews)."
+        )
+    if result.failed_checks:
+        lines.append(f"Left out, as an import would refuse them: {result.failed_checks:,}.")
+    if output is not None:
+        lines.append(
+            f"To put them back: kvdrill restore BACKUP, then kvdrill import {output} "
+            "(it adds only the reviews the backup lacks)."
+        )
+    click.echo(" ".join(lines), err=True)
 
 
 @click.command("import", help=IMPORT_HELP, short_help="Merge a review history file.")

@@ -1,0 +1,166 @@
+"""`kvdrill export --salvage`: the reviews a damaged database still holds, saved.
+
+Each case names the failure it guards against: a damaged page taking the whole history
+with it, reviews the backup lacks lost in a restore, damage that still parses carried
+into an import, a salvage of a sound database that differs from its export.
+
+Which reviews a damaged page held is read from the file's bytes, not from the code
+under test: every answer carries a numbered marker, and the markers on the page that
+is overwritten are the reviews that cannot come back.
+"""
+
+import json
+import re
+import sqlite3
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from dbstates import run
+
+from drill.store import open_db
+
+T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
+PAGE = 4096
+MARKER = re.compile(rb"answer-(\d{5})-")
+
+
+def review(n: int) -> dict:
+    return {
+        "id": str(uuid.UUID(int=n + 1)),
+        "question_id": f"q-{n % 7}",
+        "reviewed_at": (T0 + timedelta(minutes=n)).isoformat(timespec="microseconds"),
+        "rating": 1 + n % 4,
+        "correct": n % 2,
+        "answer": f"answer-{n:05d}-" + "x" * 150,
+        "cram": 0,
+    }
+
+
+def filled(path: Path, numbers: range) -> Path:
+    db = open_db(path, now=T0)
+    db["reviews"].insert_all(review(n) for n in numbers)
+    db.conn.close()
+    return settle(path)
+
+
+def settle(path: Path) -> Path:
+    conn = sqlite3.connect(path)
+    conn.execute("pragma wal_checkpoint(truncate)")
+    conn.execute("pragma journal_mode = delete")  # one file: the damage is all there is
+    conn.close()
+    return path
+
+
+def damage_page_of(path: Path, n: int) -> set[int]:
+    """Overwrite the page that holds review `n`'s answer; the reviews it held."""
+    data = bytearray(path.read_bytes())
+    page = data.index(f"answer-{n:05d}-".encode()) // PAGE
+    held = {int(m) for m in MARKER.findall(bytes(data[page * PAGE : (page + 1) * PAGE]))}
+    data[page * PAGE : (page + 1) * PAGE] = b"\xa5" * PAGE
+    path.write_bytes(bytes(data))
+    return held
+
+
+def markers(path: Path) -> list[int]:
+    return [int(m) for m in MARKER.findall(path.read_bytes())]
+
+
+def test_a_damaged_page_loses_only_the_reviews_it_held(tmp_path):
+    db = filled(tmp_path / "k.db", range(3000))
+    lost = damage_page_of(db, 1500)
+    assert 10 <= len(lost) <= 30 and 1500 in lost
+    assert run("stats", "--db", db).exit_code == 1  # every other command refuses the file
+    result = run("export", "--salvage", "-o", tmp_path / "saved.jsonl", "--db", db)
+    assert result.exit_code == 0, result.output
+    saved = tmp_path / "saved.jsonl"
+    assert markers(saved) == [n for n in range(3000) if n not in lost]  # in time order
+    first, last = min(lost) + 1, max(lost) + 1  # rowid = n + 1
+    assert result.stderr == (
+        f"Saved {3000 - len(lost):,} reviews from {db} to {saved}. Unreadable: rowids "
+        f"{first:,}-{last:,} (at most {len(lost)} reviews). To put them back: kvdrill restore "
+        f"BACKUP, then kvdrill import {saved} (it adds only the reviews the backup lacks).\n"
+    )
+
+
+def test_a_restore_then_the_import_brings_back_what_the_backup_lacked(tmp_path):
+    db = filled(tmp_path / "k.db", range(1000))
+    assert run("backup", "--db", db, "--now", "2026-11-20T12:00:00+00:00").exit_code == 0
+    conn = sqlite3.connect(db)
+    conn.executemany(
+        "insert into reviews (id, question_id, reviewed_at, rating, correct, answer, cram)"
+        " values (:id, :question_id, :reviewed_at, :rating, :correct, :answer, :cram)",
+        [review(n) for n in range(1000, 2000)],
+    )
+    conn.commit()
+    conn.close()
+    lost = damage_page_of(settle(db), 1500)
+    saved = tmp_path / "saved.jsonl"
+    assert run("export", "--salvage", "-o", saved, "--db", db).exit_code == 0
+    backup = tmp_path / "backups" / "k-20261120-120000-manual.db"
+    assert run("restore", backup, "--db", db, "--now", "2026-11-20T13:00:00+00:00").exit_code == 0
+    result = run("import", saved, "--db", db)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"Imported {1000 - len(lost)} new reviews from {saved} ({1000} already present); "
+        "rebuilt 7 cards.\n"
+    )
+    conn = sqlite3.connect(db)
+    answers = [a for (a,) in conn.execute("select answer from reviews order by reviewed_at")]
+    conn.close()
+    assert [int(a[7:12]) for a in answers] == [n for n in range(2000) if n not in lost]
+
+
+def test_a_sound_database_salvages_to_its_export(tmp_path):
+    db = filled(tmp_path / "k.db", range(50))
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "update reviews set params = ?, expected = 0.1, unit = 'GiB', answer = ?"
+        " where rowid = 3",
+        [json.dumps({"b": 1e16, "a": "\u00e9"}), "a\x00b\n"],
+    )
+    conn.commit()
+    conn.close()
+    exported = run("export", "--db", db).stdout_bytes
+    salvaged = run("export", "--salvage", "--db", db)
+    assert salvaged.exit_code == 0
+    assert salvaged.stdout_bytes == exported
+    assert salvaged.stderr == f"Saved 50 reviews from {db} to standard output.\n"
+
+
+def test_a_row_that_reads_but_an_import_would_refuse_is_left_out(tmp_path):
+    db = filled(tmp_path / "k.db", range(20))
+    conn = sqlite3.connect(db)
+    conn.execute("update reviews set rating = 9 where rowid = 5")
+    conn.execute("update reviews set reviewed_at = 'yesterday' where rowid = 6")
+    conn.commit()
+    conn.close()
+    result = run("export", "--salvage", "-o", tmp_path / "s.jsonl", "--db", db)
+    assert result.exit_code == 0
+    assert "Saved 18 reviews" in result.stderr
+    assert "Left out, as an import would refuse them: 2." in result.stderr
+    assert markers(tmp_path / "s.jsonl") == [n for n in range(20) if n not in (4, 5)]
+
+
+def test_what_salvage_cannot_do_is_one_line(tmp_path):
+    csv = run("export", "--salvage", "--format", "csv", "--db", tmp_path / "k.db")
+    assert csv.exit_code == 2
+    assert csv.stderr.splitlines()[-1].startswith(
+        "Error: --salvage writes JSON Lines only; leave out --format csv (see "
+    )
+    missing = run("export", "--salvage", "--db", tmp_path / "none.db")
+    assert (missing.exit_code, missing.stderr) == (1, f"Error: no database at {tmp_path / 'none.db'}\n")
+    db = filled(tmp_path / "k.db", range(20))
+    data = bytearray(db.read_bytes())
+    data[100:PAGE] = b"\xa5" * (PAGE - 100)  # the schema page: no table can be found
+    db.write_bytes(bytes(data))
+    broken = run("export", "--salvage", "-o", tmp_path / "s.jsonl", "--db", db)
+    assert broken.exit_code == 1
+    assert broken.stderr.startswith(f"Error: the reviews of {db} cannot be read at all (")
+    assert broken.stderr.endswith("); nothing was saved\n")
+    assert not (tmp_path / "s.jsonl").exists()
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("create table notes (x)").connection.close()
+    refused = run("export", "--salvage", "--db", other)
+    assert refused.exit_code == 1
+    assert refused.stderr.startswith(f"Error: {other} is not a kvdrill database (tables notes)")
