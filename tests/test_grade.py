@@ -647,3 +647,17 @@ def test_of_two_mistakes_within_the_tolerance_the_nearer_is_named():
         0.015612, "seconds", "ms", [wrong("forgot-kv-factor", 0.0109), wrong("query-heads", 0.0109)]
     )
     assert grade(same, "10.9 ms").misconception == "forgot-kv-factor"
+
+
+@pytest.mark.parametrize(
+    "instance, answer, tail",
+    [
+        ("kv", "536.9 MiB", "You wrote 536.9 MiB; 536.9 MB would be right (the answer is 0.5 GiB)."),
+        ("kv", "536,871 KiB", "You wrote 536,871 KiB; 536,871 kB would be right (the answer is 0.5 GiB)."),
+        ("bw", "3.05 TB/s", "You wrote 3.05 TB/s; 3.05 TiB/s would be right (the answer is 3.35 TB/s)."),
+    ],
+)
+def test_the_other_prefix_is_named_with_the_unit_that_would_be_right(instance, answer, tail):
+    verdict = grade(INSTANCES[instance], answer)
+    assert verdict.misconception == "gb-vs-gib"
+    assert verdict.feedback.endswith(" Keep the prefix the question uses. " + tail)

@@ -331,8 +331,13 @@ def _diagnose(
     differ = _prefix_kinds_differ(ctx, parsed)
     # the number right with the other kind of prefix: 536.9 MiB for 512 MiB (536.9 MB)
     other = None if differ or ctx.dimension not in _BYTE_DIMS else _other_prefix_reading(parsed)
-    if other is not None and _near(other, expected, _typed_rel(ctx, parsed)):
-        return _slip(ctx, "gb-vs-gib", parsed.value, tail(parsed.value))
+    if other is not None and _near(other[0], expected, _typed_rel(ctx, parsed)):
+        number = format_quantity(parsed.number or 0.0, None, digits=6)
+        return _slip(
+            ctx, "gb-vs-gib", parsed.value,
+            f" You wrote {number} {parsed.unit_symbol}; {number} {other[1]} would be right"
+            f" (the answer is {answer}).",
+        )  # fmt: skip
     for values, unit_slips in groups:
         known = _known_slip(
             ctx.dimension, expected, ctx.rel, values, prefix_differs=differ, unit_slips=unit_slips
@@ -451,16 +456,23 @@ def _prefix_kinds_differ(ctx: _Context, parsed: Parsed) -> bool:
     return parsed.decimal_prefix != shown.decimal_prefix
 
 
-def _other_prefix_reading(parsed: Parsed) -> float | None:
+_PREFIXES = "kMGTP"
+
+
+def _other_prefix_reading(parsed: Parsed) -> tuple[float, str] | None:
     """The number as typed, read with the other kind of prefix of the same step (536.9 MiB
-    read as 536.9 MB), in base units; None for a unit without a prefix."""
+    read as 536.9 MB): its value in base units and that unit; None for a unit without a
+    prefix."""
     spec = parse_unit(parsed.unit_symbol) if parsed.unit_symbol else None
     if spec is None or spec.decimal_prefix is None or parsed.number is None or parsed.bits:
         return None
     step, other = (1000, 1024) if spec.decimal_prefix else (1024, 1000)
-    for k in range(1, 6):
+    for k in range(1, len(_PREFIXES) + 1):
         if spec.mul == step**k * spec.div:
-            return parsed.number * other**k / spec.div
+            letter = _PREFIXES[k - 1]
+            rest = spec.symbol.split("B", 1)[1]  # "/s" of "MiB/s"
+            unit = (letter + "B" if spec.decimal_prefix is False else letter.upper() + "iB") + rest
+            return parsed.number * other**k / spec.div, unit
     return None
 
 
