@@ -60,6 +60,8 @@ TIMES = numeric(4, "count", "×", [wrong("inverted-ratio", 0.25)])
 FIT = numeric(12, "requests", None, [wrong("forgot-weights", 19)], tolerance=Tolerance(abs=0.5))
 TOKENS = numeric(4096, "tokens", None, [wrong("per-token-not-total", 1)])
 SIG = numeric(536870912, "bytes", "GiB", tolerance=Tolerance(sig=2))
+KIB = numeric(100 * 1024, "bytes", "KiB")
+WIDE = numeric(512 * MIB, "bytes", "MiB", tolerance=Tolerance(rel=0.05))
 INSTANCES = {
     "kv": KV,
     "step": STEP,
@@ -71,6 +73,8 @@ INSTANCES = {
     "fit": FIT,
     "tokens": TOKENS,
     "sig": SIG,
+    "kib": KIB,
+    "wide": WIDE,
 }
 
 TABLE = [
@@ -135,6 +139,12 @@ TABLE = [
     ("bw", "3.35 TiB/s", "misconception", False, "gb-vs-gib", 3.35 * 2**40),
     ("bw", "3.05 TB/s", "misconception", False, "gb-vs-gib", 3.05e12),  # right in TiB/s
     ("bw", "3.2 TB/s", "magnitude", False, None, 3.2e12),
+    ("bw", "3.05 GB/ms", "magnitude", False, None, 3.05e12),  # 3.05 GiB/ms is not it either
+    ("sig", "0.52 GiB", "magnitude", False, None, 0.52 * GIB),  # 0.52 GB misses 2 sig. digits
+    ("kib", "102.4 KiB", "misconception", False, "gb-vs-gib", 102.4 * 1024),
+    ("kib", "101.4 KiB", "magnitude", False, None, 101.4 * 1024),  # 101.4 kB is 1% off too
+    # a 5% tolerance takes 537 MiB for 512 MiB: it cannot tell MB from MiB apart
+    ("wide", "5.4e2 MiB", "magnitude", False, None, 540 * MIB),
     ("bw", "26.8 Tbps", "correct", True, None, 3.35e12),
     ("bw", "3.35 Tbps", "misconception", False, "bits-vs-bytes", 3.35e12 / 8),
     ("bw", "3.35 GB/s", "misconception", False, "off-by-1000", 3.35e9),

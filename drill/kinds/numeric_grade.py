@@ -330,8 +330,8 @@ def _diagnose(
         return _slip(ctx, "bits-vs-bytes", parsed.value, tail(parsed.value))
     differ = _prefix_kinds_differ(ctx, parsed)
     # the number right with the other kind of prefix: 536.9 MiB for 512 MiB (536.9 MB)
-    other = None if differ or ctx.dimension not in _BYTE_DIMS else _other_prefix_reading(parsed)
-    if other is not None and _near(other[0], expected, _typed_rel(ctx, parsed)):
+    other = None if differ else _right_with_other_prefix(ctx, parsed)
+    if other is not None:
         number = format_quantity(parsed.number or 0.0, None, digits=6)
         return _slip(
             ctx, "gb-vs-gib", parsed.value,
@@ -459,28 +459,46 @@ def _prefix_kinds_differ(ctx: _Context, parsed: Parsed) -> bool:
 _PREFIXES = "kMGTP"
 
 
-def _other_prefix_reading(parsed: Parsed) -> tuple[float, str] | None:
+def _other_prefix_reading(parsed: Parsed) -> tuple[float, str, int] | None:
     """The number as typed, read with the other kind of prefix of the same step (536.9 MiB
-    read as 536.9 MB): its value in base units and that unit; None for a unit without a
-    prefix."""
+    read as 536.9 MB): its value in base units, that unit, and the prefix's step (2 for
+    M); None for a unit without a prefix, or in bits."""
     spec = parse_unit(parsed.unit_symbol) if parsed.unit_symbol else None
     if spec is None or spec.decimal_prefix is None or parsed.number is None or parsed.bits:
         return None
-    step, other = (1000, 1024) if spec.decimal_prefix else (1024, 1000)
-    for k in range(1, len(_PREFIXES) + 1):
-        if spec.mul == step**k * spec.div:
-            letter = _PREFIXES[k - 1]
-            rest = spec.symbol.split("B", 1)[1]  # "/s" of "MiB/s"
-            unit = (letter + "B" if spec.decimal_prefix is False else letter.upper() + "iB") + rest
-            return parsed.number * other**k / spec.div, unit
-    return None
+    size, _, per = spec.symbol.partition("/")  # "MiB", "/", "ms"
+    letter = size[:1].lower()
+    if letter not in _PREFIXES.lower() or size[1:] not in ("B", "iB"):
+        return None
+    step = _PREFIXES.lower().index(letter) + 1
+    binary = size[1:] == "iB"
+    other = _PREFIXES[step - 1] + "B" if binary else _PREFIXES[step - 1].upper() + "iB"
+    unit = other + (f"/{per}" if per else "")
+    other_spec = parse_unit(unit)
+    if other_spec is None:
+        return None
+    return parsed.number * other_spec.factor, unit, step
 
 
-def _typed_rel(ctx: _Context, parsed: Parsed) -> float:
-    """How near a reading must come to count: the question's tolerance, or the precision
-    the number was typed at where that is finer than three significant digits allow."""
+def _right_with_other_prefix(ctx: _Context, parsed: Parsed) -> tuple[float, str, int] | None:
+    """The other-prefix reading of a typed number of bytes (or bytes per second) when it
+    is the answer: as typed (its last digit's rounding, three significant digits or
+    finer), else within the question's tolerance; and only where the tolerance tells the
+    two prefixes apart at all."""
+    other = _other_prefix_reading(parsed) if ctx.dimension in _BYTE_DIMS else None
+    if other is None:
+        return None
+    value, _unit, step = other
+    tolerance, expected = ctx.instance.tolerance, ctx.expected
+    ratio = 1.024**step
+    if tolerance.accepts(expected * ratio, expected) or tolerance.accepts(expected / ratio, expected):
+        return None  # the slip would be graded right: nothing to name
     precision = parsed.typed_precision
-    return max(ctx.rel, precision) if 0 < precision <= MAX_TYPED_PRECISION else ctx.rel
+    if 0 < precision <= MAX_TYPED_PRECISION:
+        right = abs(value - expected) <= precision * abs(value)
+    else:
+        right = tolerance.accepts(value, expected)
+    return other if right else None
 
 
 def _near(value: float, target: float, rel: float) -> bool:
