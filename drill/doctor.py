@@ -172,11 +172,14 @@ def cardless_questions(conn: sqlite3.Connection) -> list[str]:
 
 
 def _advise_restore(report: Diagnosis) -> None:
+    # a damaged SQLite file still holds readable reviews; a file that is not one holds none
+    salvage = report.kind == "damaged"
     saved = report.path.with_name(report.path.stem + "-salvaged.jsonl")
-    report.advice.append(
-        "first save the reviews that can still be read: "
-        f"kvdrill export --salvage -o {saved} --db {report.path}"
-    )
+    if salvage:
+        report.advice.append(
+            "first save the reviews that can still be read: "
+            f"kvdrill export --salvage -o {saved} --db {report.path}"
+        )
     for backup in reversed(report.backups):
         try:
             check_copy(backup.path)
@@ -186,14 +189,17 @@ def _advise_restore(report: Diagnosis) -> None:
         report.advice.append(
             f"restore the newest sound backup: kvdrill restore {backup.path} --db {report.path}"
         )
-        report.advice.append(
-            f"then add back the reviews since that backup: kvdrill import {saved} "
-            f"--db {report.path}"
-        )
+        if salvage:
+            report.advice.append(
+                f"then add back the reviews since that backup: kvdrill import {saved} "
+                f"--db {report.path}"
+            )
         return
     report.advice.append(
         f"no sound backup found; `kvdrill import {saved} --db NEW.db` puts the saved reviews "
         "into a new database (their cards rebuilt from them)"
+        if salvage
+        else "no sound backup found"
     )
 
 

@@ -16,7 +16,9 @@ question suspended, buried or flagged since the backup is so no longer.
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,44 +46,68 @@ class Salvage:
 def salvage_history(path: Path, out: IO[bytes]) -> Salvage:
     """Write every review of the (possibly damaged) database at `path` that can be read
     and passes an import's checks to `out`, as export's JSON Lines; what was lost is in
-    the result. StoreError when the reviews table cannot be found or read at all."""
-    from drill.backup import connect_read_only
-    from drill.store import _kind_of
-
+    the result. StoreError when the reviews table cannot be found or read at all, or
+    when not one review could be read from it. The file is never written."""
     if not path.is_file():
         raise StoreError(f"no database at {path}")
+    wal = path.with_name(path.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        # the newest answers may be in the log alone: read a copy of both, where SQLite
+        # may fold the log in (a read-only place would have it read the file without)
+        with tempfile.TemporaryDirectory(prefix="kvdrill-salvage-") as folder:
+            copy = Path(folder) / "copy.db"
+            shutil.copyfile(path, copy)
+            shutil.copyfile(wal, copy.with_name("copy.db-wal"))
+            return _salvage(copy, path, out, sqlite3.connect)
+    from drill.backup import connect_read_only
+
+    return _salvage(path, path, out, connect_read_only)
+
+
+def _salvage(path: Path, shown: Path, out: IO[bytes], connect) -> Salvage:
+    from drill.store import _kind_of
+
     conn = None
     try:
         try:
-            conn = connect_read_only(path)
-            kind = _kind_of(conn, path)
-            low, high = _rowid_bounds(conn) if kind != "blank" else (0, -1)
+            conn = connect(path)
+            kind = _kind_of(conn, shown)
+            bounds = _rowid_bounds(conn) if kind != "blank" else None
         except sqlite3.Error as exc:
             raise StoreError(
-                f"the reviews of {path} cannot be read at all ({exc}); nothing was saved"
+                f"the reviews of {shown} cannot be read at all ({exc}); nothing was saved"
             ) from None
-        if kind == "blank":
-            raise StoreError(f"{path} holds no kvdrill tables; nothing to save")
+        if bounds is None:
+            raise StoreError(f"{shown} holds no kvdrill tables; nothing to save")
         result = Salvage()
         rows = []
-        for values in _rows(conn, low, high, result):
+        for values in _rows(conn, *bounds, result):
             try:
                 rows.append(checked_values(record_of(values)))
             except (RecordError, ValueError, TypeError):
                 result.failed_checks += 1
-        rows.sort(key=lambda v: (v[FIELDS.index("reviewed_at")], v[FIELDS.index("id")]))
+        result.unreadable = _merged(result.unreadable)
+        if not rows and result.unreadable:
+            raise StoreError(
+                f"not one review of {shown} could be read (rowids {bounds[0]:,} to "
+                f"{bounds[1]:,} are damaged); nothing was saved"
+            )
+        rows.sort(key=lambda v: (v[_AT], v[_ID]))
         for values in rows:
             out.write(ENCODER.encode(record_of(values)).encode("utf-8") + b"\n")
         result.saved = len(rows)
-        result.unreadable = _merged(result.unreadable)
         return result
     finally:
         if conn is not None:
             conn.close()
 
 
-def _rowid_bounds(conn: sqlite3.Connection) -> tuple[int, int]:
-    """The smallest and largest rowid of reviews: from the table, else from an index."""
+_AT, _ID = FIELDS.index("reviewed_at"), FIELDS.index("id")
+
+
+def _rowid_bounds(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    """The smallest and largest rowid of reviews (from the table, else from an index);
+    None for a table without rows."""
     try:
         low, high = conn.execute("select min(rowid), max(rowid) from reviews").fetchone()
     except sqlite3.DatabaseError:
@@ -90,36 +116,53 @@ def _rowid_bounds(conn: sqlite3.Connection) -> tuple[int, int]:
             "select min(rowid), max(rowid) from reviews indexed by idx_reviews_time_cover"
             " where reviewed_at is not null"
         ).fetchone()
-    return (0, -1) if low is None else (low, high)
+    return None if low is None else (low, high)
 
 
 def _rows(conn: sqlite3.Connection, low: int, high: int, result: Salvage) -> Iterator[tuple]:
-    sql = f"select {', '.join(FIELDS)} from reviews where rowid between ? and ?"
+    """Every row that reads, chunk by chunk from `low` to `high`. A chunk that fails is
+    halved down to single rowids; after each chunk the next rowid that exists is looked
+    up, so a gap in the rowids costs one query, not one per chunk. After
+    MAX_FAILED_READS failed reads the rest is given up as unreadable."""
+    columns = ", ".join(FIELDS)
+    scan = f"select {columns} from reviews where rowid between ? and ?"
     # one rowid is looked up, not scanned: a scan steps on to the next row to see the
     # range is over, and that row may be on the damaged page
-    one = f"select {', '.join(FIELDS)} from reviews where rowid = ?"
+    one = f"select {columns} from reviews where rowid = ?"
     failed = 0
-    pending = [(start, min(start + CHUNK_ROWS - 1, high)) for start in range(low, high + 1, CHUNK_ROWS)]
-    pending.reverse()  # a stack, lowest range on top
-    while pending:
-        start, end = pending.pop()
-        if failed >= MAX_FAILED_READS:
-            result.unreadable.append((start, end))
-            continue
+    start = low
+    while start <= high:
+        end = min(start + CHUNK_ROWS - 1, high)
+        pending = [(start, end)]
+        while pending:
+            first, last = pending.pop()
+            if failed >= MAX_FAILED_READS:
+                result.unreadable.append((first, high))
+                return
+            try:
+                if first == last:
+                    rows = conn.execute(one, (first,)).fetchall()
+                else:
+                    rows = conn.execute(scan, (first, last)).fetchall()
+            except sqlite3.DatabaseError:
+                failed += 1
+                if first == last:
+                    result.unreadable.append((first, last))
+                else:
+                    middle = (first + last) // 2
+                    pending += [(middle + 1, last), (first, middle)]
+                continue
+            yield from rows
         try:
-            if start == end:
-                rows = conn.execute(one, (start,)).fetchall()
-            else:
-                rows = conn.execute(sql, (start, end)).fetchall()
+            following = conn.execute(
+                "select min(rowid) from reviews where rowid > ?", (end,)
+            ).fetchone()[0]
         except sqlite3.DatabaseError:
             failed += 1
-            if start == end:
-                result.unreadable.append((start, end))
-            else:
-                middle = (start + end) // 2
-                pending += [(middle + 1, end), (start, middle)]
-            continue
-        yield from rows
+            following = end + 1  # damage on the way: go on chunk by chunk
+        if following is None:
+            return
+        start = following
 
 
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -16,7 +16,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from dbstates import run
+from dbstates import run, sha
 
 from drill.store import open_db
 
@@ -164,3 +164,70 @@ def test_what_salvage_cannot_do_is_one_line(tmp_path):
     refused = run("export", "--salvage", "--db", other)
     assert refused.exit_code == 1
     assert refused.stderr.startswith(f"Error: {other} is not a kvdrill database (tables notes)")
+
+
+def test_reviews_still_in_the_write_ahead_log_are_saved_and_the_files_left_alone(
+    tmp_path, monkeypatch
+):
+    import drill.backup
+
+    def as_on_a_read_only_mount(path):
+        # what a read-only connection falls back to where it cannot make the -shm file:
+        # the file as it lies, without its log
+        return sqlite3.connect(f"file:{path}?immutable=1", uri=True, isolation_level=None)
+
+    monkeypatch.setattr(drill.backup, "connect_read_only", as_on_a_read_only_mount)
+    db = filled(tmp_path / "k.db", range(20))
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        writer.execute("pragma journal_mode = wal")
+        writer.execute("pragma wal_autocheckpoint = 0")
+        writer.executemany(
+            "insert into reviews (id, question_id, reviewed_at, rating, correct, answer, cram)"
+            " values (:id, :question_id, :reviewed_at, :rating, :correct, :answer, :cram)",
+            [review(n) for n in range(20, 40)],
+        )  # in the log only, while this connection stays open
+        wal = db.with_name("k.db-wal")
+        before = (sha(db), sha(wal))
+        result = run("export", "--salvage", "-o", tmp_path / "s.jsonl", "--db", db)
+        assert result.exit_code == 0, result.output
+        assert markers(tmp_path / "s.jsonl") == list(range(40))
+        assert (sha(db), sha(wal)) == before
+    finally:
+        writer.close()
+
+
+def test_a_gap_in_the_rowids_costs_nothing(tmp_path):
+    db = filled(tmp_path / "k.db", range(5))
+    conn = sqlite3.connect(db)
+    row = review(5)
+    conn.execute(
+        "insert into reviews (rowid, id, question_id, reviewed_at, rating, answer, cram)"
+        " values (?, ?, ?, ?, ?, ?, 0)",
+        [2**62, row["id"], row["question_id"], row["reviewed_at"], row["rating"], row["answer"]],
+    )
+    conn.commit()
+    conn.close()
+    result = run("export", "--salvage", "-o", tmp_path / "s.jsonl", "--db", db)
+    assert result.exit_code == 0, result.output
+    assert markers(tmp_path / "s.jsonl") == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_table_of_which_nothing_reads_is_an_error_and_no_file(tmp_path):
+    db = filled(tmp_path / "k.db", range(3))  # one page holds every review
+    damage_page_of(db, 1)
+    result = run("export", "--salvage", "-o", tmp_path / "s.jsonl", "--db", db)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: not one review of {db} could be read (rowids 1 to 3 are damaged);"
+        " nothing was saved\n"
+    )
+    assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_doctor_advises_salvage_only_for_a_damaged_sqlite_file(tmp_path):
+    db = tmp_path / "k.db"
+    db.write_bytes(b"not a database at all" * 300)
+    result = run("doctor", "--db", db, "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["advice"] == ["no sound backup found"]
