@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import importlib
 import importlib.util
+import io
 import os
 import sys
 
@@ -161,8 +162,18 @@ def _silence_stdout() -> None:
         pass
 
 
+class _ClosedOutput(io.TextIOBase):
+    """Standard output when the process was started without one (`kvdrill ... >&-`):
+    writing to it fails as a closed descriptor does, so it is reported in one line."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
 def main() -> None:
     status: int | str | None = 0
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput()
     try:
         cli(prog_name="kvdrill")  # standalone: ends with SystemExit
     except SystemExit as exc:

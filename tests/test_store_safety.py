@@ -134,6 +134,15 @@ def test_a_full_standard_output_is_one_line(tmp_path, command):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("args", [["--version"], ["kv", "--preset", "llama-3-8b", "--seq", "8"]])
+def test_a_closed_standard_output_is_one_line(tmp_path, args):
+    command = " ".join([sys.executable, "-m", "drill", *args]) + " >&-"
+    env = {**os.environ, "KVDRILL_HOME": str(tmp_path)}
+    done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, cwd=REPO, env=env)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "Error: cannot write to standard output: standard output is closed\n"
+
+
 @pytest.mark.parametrize("args", [[], ["--help"], ["--version"], ["bank"], ["engine"]])
 def test_help_and_version_on_a_full_standard_output_are_one_line(tmp_path, args):
     with open("/dev/full", "w") as full:
