@@ -13,7 +13,6 @@ is up no further question is asked; the answer being typed then is still kept.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -179,7 +178,7 @@ def review_of(answer: Answer, review_id: str, session_id: str) -> Review:
     """The review row of one interview answer. It is no practice (cram 0): it feeds the
     schedule. A follow-up's seed is null, since its params came from its chain, not from
     a seed; its params are stored as for any answer."""
-    from drill.review import Review
+    from drill.review import Review, params_text
     from drill.srs import iso
     from drill.text import stored_answer
 
@@ -194,7 +193,7 @@ def review_of(answer: Answer, review_id: str, session_id: str) -> Review:
         answer=stored_answer(answer.text) if answer.text is not None else None,
         duration_ms=answer.duration_ms,
         seed=answer.turn.drawn_seed,
-        params=json.dumps(instance.params, sort_keys=True),
+        params=params_text(instance.params),
         expected=instance.expected,
         unit=instance.unit,
         misconception=verdict.misconception,

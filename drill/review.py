@@ -121,6 +121,13 @@ def _params(value: Any) -> str:
     return encoded
 
 
+def params_text(params: Mapping[str, Any]) -> str:
+    """The stored text of a question's drawn params: compact JSON, keys sorted, non-ASCII
+    as is. Export writes text in this form as it lies; other text (json.dumps's spaces
+    and \\u escapes) it must read and write again, a call into Python per review."""
+    return json.dumps(params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 def _uuid(value: Any) -> str:
     if isinstance(value, str) and _CANONICAL_UUID.match(value):
         return value

@@ -12,7 +12,6 @@ Ctrl-C all end with the summary.
 
 from __future__ import annotations
 
-import json
 import random
 import secrets
 import sqlite3
@@ -42,7 +41,7 @@ from drill.plan import (
     plan_review,
     refresh_learning,
 )
-from drill.review import Review
+from drill.review import Review, params_text
 from drill.review_store import (
     CardChange,
     end_session,
@@ -392,7 +391,7 @@ class _Session:
             answer=stored_answer(text),
             duration_ms=duration_ms,
             seed=instance.seed,
-            params=json.dumps(instance.params, sort_keys=True),
+            params=params_text(instance.params),
             expected=instance.expected,
             unit=instance.unit,
             misconception=getattr(verdict, "misconception", None),

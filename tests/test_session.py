@@ -1,6 +1,5 @@
 """The quiz session: planning, storing, and whole sessions driven through injected I/O."""
 
-import json
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -290,10 +289,9 @@ def test_a_right_numeric_answer_is_stored_with_its_draw_and_scheduled_ten_minute
         "correct": 1,
         "answer": "2 MiB",
         "seed": 339_923_146,  # the session's first item: seed 1, position 1
-        "params": json.dumps(
-            {"dtype_bytes": 2, "head_dim": 64, "kv": 2097152, "kv_heads": 4, "layers": 2,
-             "per_token": 2048, "seq": 1024}
-        ),
+        # compact, as an export writes it without a call into Python
+        "params": '{"dtype_bytes":2,"head_dim":64,"kv":2097152,"kv_heads":4,"layers":2,'
+        '"per_token":2048,"seq":1024}',
         "expected": 2097152.0,
         "unit": "bytes",
         "misconception": None,
