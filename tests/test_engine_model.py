@@ -123,7 +123,9 @@ def test_cache_bytes_equal_kvmath_formula_exactly(
     assert measured == 2 * layers * kv_heads * head_dim * seq * width * batch
 
 
-def test_prepacked_cpu_linears_give_the_same_logits():
+def twin_models(clock):
+    """The tiny model twice, the second with prepacked linears (its one-row choice made
+    with `clock`): (config, plain, packed, the fewest rows the packed weights serve)."""
     from engine_check import cpu_linear
     from engine_check.model import prepack_for_cpu
 
@@ -132,7 +134,14 @@ def test_prepacked_cpu_linears_give_the_same_logits():
     cfg = tiny()
     plain = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=7)
     packed = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=7)
-    assert prepack_for_cpu(packed, clock=steps(1, 3)) == 2  # the default wins one row
+    return cfg, plain, packed, prepack_for_cpu(packed, clock=clock)
+
+
+def test_prepacked_cpu_linears_give_the_same_logits():
+    from engine_check import cpu_linear
+
+    cfg, plain, packed, min_rows = twin_models(steps(1, 3))
+    assert min_rows == 2  # the default kernel wins one row
     assert packed.output.packed is not None and plain.output.packed is None
     tokens = torch.randint(0, cfg.vocab, (4, 6), generator=torch.Generator().manual_seed(1))
     for model in (plain, packed):
@@ -172,14 +181,9 @@ def test_one_row_goes_to_the_faster_kernel(default, packed, packed_wins):
 
 def test_a_single_sequence_decodes_through_the_packed_weights_where_they_win():
     from engine_check import cpu_linear
-    from engine_check.model import prepack_for_cpu
 
-    if not cpu_linear.prepack_works(torch.float32):
-        pytest.skip("this torch build has no oneDNN prepacked matmul")
-    cfg = tiny()
-    plain = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=7)
-    packed = build_model(cfg, max_seq=16, dtype=torch.float32, device=CPU, seed=7)
-    assert prepack_for_cpu(packed, clock=steps(3, 1)) == 1
+    cfg, plain, packed, min_rows = twin_models(steps(3, 1))
+    assert min_rows == 1
     assert {m.packed_min_rows for m in packed.modules() if hasattr(m, "packed_min_rows")} == {1}
     used = []
     real = cpu_linear.packed_linear
