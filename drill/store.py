@@ -31,8 +31,9 @@ is not stamped: a later change within the same file-time tick would look the sam
 Damage that keeps the file's size and time (a failing disk) can reach a reader that
 trusted the stamp; SQLite refuses the damaged page when the reader comes to it, and
 any damage found, by an open, a reader or `kvdrill doctor`, drops the stamp.
-Before a migration, and on the first write of each UTC
-day, the database is copied into the backups folder beside it (see drill.backup).
+
+Before a migration, and on the first write of each UTC day, the database is copied
+into the backups folder beside it (see drill.backup).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ BUSY_TIMEOUT_MS = 10_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
 CHECKED_SUFFIX = "-checked"  # the stamp of the last page check that passed
-CHECK_TRUST_S = 24 * 3600  # a stamp is trusted this long: every page is checked daily
+CHECK_TRUST_S = 24 * 3600  # readers trust a stamp this long, then check every page again
 CHECK_SETTLE_S = 2.0  # a file changed this recently when checked is not stamped
 
 migrations = Migrations("kvdrill")
