@@ -410,7 +410,8 @@ def test_import(states, state, data, fmt):
     argv=options({"--json": None, "--now": TIME, "-o": OUT, "--format": nasty_text(),
                   "--focus": st.sampled_from(["weak", "strong"]), "--repair": None,
                   "--quick": None, "--seed": nasty_text(), "-n": nasty_text(),
-                  "--key": OUT, "--topic": nasty_text(), "--bank": BANK, "--html": OUT}),
+                  "--key": OUT, "--topic": nasty_text(), "--bank": BANK, "--html": OUT,
+                  "--salvage": None}),
     source=st.sampled_from(["BACKUP", "DB", "MISSING", "DIR", "/dev/null", "/dev/zero",
                             "GARBAGE"]),
 )  # fmt: skip
@@ -419,7 +420,7 @@ def test_database_commands(states, state, command, argv, source):
     try:
         allowed = {
             "stats": {"--json", "--now", "--bank", "--html"},
-            "export": {"-o", "--format"},
+            "export": {"-o", "--format", "--salvage"},
             "sheet": {"--now", "-o", "--format", "--focus", "--seed", "-n", "--key", "--topic",
                       "--bank"},
             "backup": {"-o", "--now"},
@@ -434,7 +435,7 @@ def test_database_commands(states, state, command, argv, source):
                 continue
             if token.startswith("-") and token in allowed:
                 kept.append(token)
-                takes_value = token not in ("--json", "--repair", "--quick")
+                takes_value = token not in ("--json", "--repair", "--quick", "--salvage")
                 if takes_value and i + 1 < len(argv):
                     kept.append(argv[i + 1])
                     skip = True
