@@ -52,15 +52,41 @@ _CHILD_CODE = (
 )
 
 
+# a container's CPU quota: cgroup v2, then v1 ("max" or -1: none)
+CGROUP_V2_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+CGROUP_V1_CPU = Path("/sys/fs/cgroup/cpu")
+
+
 def cpus_free() -> int:
-    """The CPUs this process may run on."""
+    """The CPUs this process may run on: its affinity, capped by a container's quota
+    (a container given one CPU still shows all of the host's in its affinity)."""
     count = getattr(os, "process_cpu_count", None)  # Python 3.13
     if count is not None:
-        return count() or 1
+        cpus = count() or 1
+    else:
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):  # not on Linux, or not allowed to ask
+            cpus = os.cpu_count() or 1
+    quota = cgroup_cpu_quota()
+    return cpus if quota is None else max(1, min(cpus, int(quota)))
+
+
+def cgroup_cpu_quota() -> float | None:
+    """The CPUs' worth of time a container's cgroup allows per period; None if no quota."""
     try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux, or not allowed to ask
-        return os.cpu_count() or 1
+        quota, period = CGROUP_V2_CPU_MAX.read_text().split()[:2]
+    except (OSError, ValueError):
+        try:
+            quota = (CGROUP_V1_CPU / "cpu.cfs_quota_us").read_text().strip()
+            period = (CGROUP_V1_CPU / "cpu.cfs_period_us").read_text().strip()
+        except OSError:
+            return None
+    try:
+        allowed, length = int(quota), int(period)
+    except ValueError:  # "max": no quota
+        return None
+    return allowed / length if allowed > 0 and length > 0 else None
 
 
 def child_command(scheduler_json: str) -> list[str]:

@@ -208,3 +208,30 @@ def test_an_interrupt_while_the_cards_come_back_stops_the_child(tmp_path, monkey
         import_history(db, tmp_path / "h.jsonl", OWN, apart_bytes=0)
     assert children[0].returncode == -signal.SIGKILL
     assert db.execute("select count(*) from reviews").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    "v2, v1, cpus",
+    [
+        ("max 100000\n", None, 8),  # no quota: the affinity's 8
+        ("100000 100000\n", None, 1),  # --cpus=1 in a container
+        ("250000 100000\n", None, 2),  # 2.5 CPUs' worth: two whole ones
+        ("50000 100000\n", None, 1),  # half a CPU: still one
+        (None, ("-1", "100000"), 8),  # cgroup v1, no quota
+        (None, ("200000", "100000"), 2),
+        (None, None, 8),  # no cgroup files at all
+        ("garbage", None, 8),
+    ],
+)
+def test_a_containers_cpu_quota_caps_the_cpus_free(tmp_path, monkeypatch, v2, v1, cpus):
+    v2_file, v1_dir = tmp_path / "cpu.max", tmp_path / "cpu"
+    if v2 is not None:
+        v2_file.write_text(v2)
+    if v1 is not None:
+        v1_dir.mkdir()
+        (v1_dir / "cpu.cfs_quota_us").write_text(v1[0] + "\n")
+        (v1_dir / "cpu.cfs_period_us").write_text(v1[1] + "\n")
+    monkeypatch.setattr(replay_apart, "CGROUP_V2_CPU_MAX", v2_file)
+    monkeypatch.setattr(replay_apart, "CGROUP_V1_CPU", v1_dir)
+    monkeypatch.setattr(replay_apart.os, "process_cpu_count", lambda: 8, raising=False)
+    assert replay_apart.cpus_free() == cpus
