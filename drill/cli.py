@@ -162,9 +162,20 @@ def _silence_stdout() -> None:
         pass
 
 
+class _ClosedBytes(io.RawIOBase):
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
 class _ClosedOutput(io.TextIOBase):
     """Standard output when the process was started without one (`kvdrill ... >&-`):
-    writing to it fails as a closed descriptor does, so it is reported in one line."""
+    writing to it, as text or to its `buffer` as bytes, fails as a closed descriptor
+    does, so it is reported in one line."""
+
+    buffer = _ClosedBytes()
 
     def write(self, text: str) -> int:
         raise OSError(errno.EBADF, "standard output is closed")
@@ -174,6 +185,8 @@ def main() -> None:
     status: int | str | None = 0
     if sys.stdout is None:
         sys.stdout = _ClosedOutput()
+    if sys.stdin is None:  # started without one (`kvdrill quiz <&-`): nothing to read
+        sys.stdin = open(os.devnull, encoding="utf-8")
     try:
         cli(prog_name="kvdrill")  # standalone: ends with SystemExit
     except SystemExit as exc:

@@ -134,13 +134,32 @@ def test_a_full_standard_output_is_one_line(tmp_path, command):
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("args", [["--version"], ["kv", "--preset", "llama-3-8b", "--seq", "8"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--version"],
+        ["kv", "--preset", "llama-3-8b", "--seq", "8"],
+        ["export", "--db", "DB"],  # the history goes out as bytes
+        ["export", "--salvage", "--db", "DB"],
+    ],
+)
 def test_a_closed_standard_output_is_one_line(tmp_path, args):
+    db = kvdrill_db(tmp_path / "k.db")
+    args = [str(db) if a == "DB" else a for a in args]
     command = " ".join([sys.executable, "-m", "drill", *args]) + " >&-"
     env = {**os.environ, "KVDRILL_HOME": str(tmp_path)}
     done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, cwd=REPO, env=env)
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == "Error: cannot write to standard output: standard output is closed\n"
+
+
+def test_a_quiz_without_standard_input_ends_as_at_the_end_of_input(tmp_path):
+    command = f"{sys.executable} -m drill quiz --db {tmp_path / 'k.db'} <&-"
+    env = {**os.environ, "KVDRILL_HOME": str(tmp_path), "NO_COLOR": "1"}
+    done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, cwd=REPO, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "No answers this time." in done.stdout
+    assert done.stderr == ""
 
 
 @pytest.mark.parametrize("args", [[], ["--help"], ["--version"], ["bank"], ["engine"]])
