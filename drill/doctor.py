@@ -78,7 +78,7 @@ def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
         wal = path.with_name(path.name + "-wal")
         report.wal_bytes = wal.stat().st_size if wal.exists() else 0
     except StoreError as exc:
-        report.kind = "damaged" if "damaged" in str(exc) else "foreign"
+        report.kind = "damaged" if str(exc).startswith(f"{path} is damaged") else "foreign"
         report.problems.append(str(exc))
         _advise_restore(report)
         return report

@@ -36,6 +36,7 @@ class Salvage:
     saved: int = 0
     unreadable: list[tuple[int, int]] = field(default_factory=list)  # rowid ranges
     failed_checks: int = 0  # rows read that an import would refuse
+    log_left_out: bool = False  # the write-ahead log could not be read with the file
 
     @property
     def unreadable_rowids(self) -> int:
@@ -55,13 +56,33 @@ def salvage_history(path: Path, out: IO[bytes]) -> Salvage:
         # the newest answers may be in the log alone: read a copy of both, where SQLite
         # may fold the log in (a read-only place would have it read the file without)
         with tempfile.TemporaryDirectory(prefix="kvdrill-salvage-") as folder:
-            copy = Path(folder) / "copy.db"
-            shutil.copyfile(path, copy)
-            shutil.copyfile(wal, copy.with_name("copy.db-wal"))
-            return _salvage(copy, path, out, sqlite3.connect)
+            try:
+                return _salvage(_copy(path, wal, Path(folder) / "with-log"), path, out, sqlite3.connect)
+            except StoreError:
+                pass
+            # a log that does not belong to the file (another database's, say): without it
+            result = _salvage(_copy(path, None, Path(folder) / "alone"), path, out, sqlite3.connect)
+            result.log_left_out = True
+            return result
     from drill.backup import connect_read_only
 
     return _salvage(path, path, out, connect_read_only)
+
+
+def _copy(path: Path, wal: Path | None, folder: Path) -> Path:
+    """A copy of the database (and of its log) in `folder`, to be read there."""
+    copy = folder / "copy.db"
+    try:
+        folder.mkdir()
+        shutil.copyfile(path, copy)
+        if wal is not None:
+            shutil.copyfile(wal, folder / "copy.db-wal")
+    except OSError as exc:
+        raise StoreError(
+            f"cannot copy {path} and its write-ahead log into {folder.parent} to read them "
+            f"({exc.strerror}); make room there, or point TMPDIR at a folder with room"
+        ) from None
+    return copy
 
 
 def _salvage(path: Path, shown: Path, out: IO[bytes], connect) -> Salvage:

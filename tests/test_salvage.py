@@ -231,3 +231,50 @@ def test_doctor_advises_salvage_only_for_a_damaged_sqlite_file(tmp_path):
     result = run("doctor", "--db", db, "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout)["advice"] == ["no sound backup found"]
+
+
+def test_a_log_that_is_not_the_files_own_is_left_out_and_said(tmp_path):
+    db = filled(tmp_path / "k.db", range(20))
+    sqlite3.connect(db).execute("pragma journal_mode = wal").connection.close()
+    other = sqlite3.connect(tmp_path / "other.db", isolation_level=None)
+    try:
+        other.execute("pragma journal_mode = wal")
+        other.execute("pragma wal_autocheckpoint = 0")
+        other.execute("create table t (x)")
+        other.execute("insert into t values (1)")
+        db.with_name("k.db-wal").write_bytes((tmp_path / "other.db-wal").read_bytes())
+    finally:
+        other.close()
+    result = run("export", "--salvage", "-o", tmp_path / "s.jsonl", "--db", db)
+    assert result.exit_code == 0, result.output
+    assert markers(tmp_path / "s.jsonl") == list(range(20))
+    assert "Its write-ahead log could not be read with it and was left out." in result.stderr
+
+
+def test_no_room_to_copy_the_log_is_said_as_such(tmp_path, monkeypatch):
+    import errno
+    import shutil
+
+    db = filled(tmp_path / "k.db", range(5))
+    db.with_name("k.db-wal").write_bytes(b"\0" * 64)
+
+    def full(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(shutil, "copyfile", full)
+    result = run("export", "--salvage", "-o", tmp_path / "s.jsonl", "--db", db)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: cannot copy {db} and its write-ahead log into ")
+    assert result.stderr.endswith(
+        " to read them (No space left on device); make room there, or point TMPDIR at a"
+        " folder with room\n"
+    )
+    assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_path_that_says_damaged_does_not_make_garbage_salvageable(tmp_path):
+    db = tmp_path / "damaged" / "k.db"
+    db.parent.mkdir()
+    db.write_bytes(b"not a database at all" * 300)
+    result = run("doctor", "--db", db, "--json")
+    assert json.loads(result.stdout)["advice"] == ["no sound backup found"]

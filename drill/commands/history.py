@@ -107,6 +107,8 @@ def _salvage(fmt: str, output: Path | None, db_path: Path | None, protected) -> 
         lines.append(
             f"Unreadable: rowids {shown}{more} (at most {result.unreadable_rowids:,} reviews)."
         )
+    if result.log_left_out:
+        lines.append("Its write-ahead log could not be read with it and was left out.")
     if result.failed_checks:
         lines.append(f"Left out, as an import would refuse them: {result.failed_checks:,}.")
     if output is not None:
