@@ -92,15 +92,16 @@ def _salvage(path: Path, shown: Path, out: IO[bytes], connect) -> Salvage:
     try:
         try:
             conn = connect(path)
-            kind = _kind_of(conn, shown)
-            bounds = _rowid_bounds(conn) if kind != "blank" else None
+            if _kind_of(conn, shown) == "blank":
+                raise StoreError(f"{shown} holds no kvdrill tables; nothing to save")
+            bounds = _rowid_bounds(conn)
         except sqlite3.Error as exc:
             raise StoreError(
                 f"the reviews of {shown} cannot be read at all ({exc}); nothing was saved"
             ) from None
-        if bounds is None:
-            raise StoreError(f"{shown} holds no kvdrill tables; nothing to save")
         result = Salvage()
+        if bounds is None:
+            return result  # no reviews at all
         rows = []
         for values in _rows(conn, *bounds, result):
             try:

@@ -278,3 +278,11 @@ def test_a_path_that_says_damaged_does_not_make_garbage_salvageable(tmp_path):
     db.write_bytes(b"not a database at all" * 300)
     result = run("doctor", "--db", db, "--json")
     assert json.loads(result.stdout)["advice"] == ["no sound backup found"]
+
+
+def test_a_database_without_reviews_saves_none(tmp_path):
+    db = tmp_path / "k.db"
+    open_db(db, now=T0).conn.close()
+    result = run("export", "--salvage", "--db", db)
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == f"Saved 0 reviews from {db} to standard output.\n"
