@@ -258,7 +258,13 @@ def restore_database(
     `restore`, before anything changes, so a restore can be undone. Another
     application's file at `db_path` is refused untouched.
     """
-    from drill.store import BUSY_TIMEOUT_MS, database_files, describe_sqlite_error, open_db
+    from drill.store import (
+        BUSY_TIMEOUT_MS,
+        database_files,
+        describe_sqlite_error,
+        file_size,
+        open_db,
+    )
 
     if any(same_file(source, own) for own in database_files(db_path)):
         raise StoreError(
@@ -270,7 +276,7 @@ def restore_database(
     conn = sqlite3.connect(str(db_path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     saved = None
     try:
-        if _file_size(db_path) > 0:
+        if file_size(db_path) > 0:
             saved = _save_before_restore(conn, db_path, now)
         copy = connect_read_only(source)
         try:
@@ -303,18 +309,11 @@ def _replace_file(source: sqlite3.Connection, db_path: Path) -> None:
     copy_database(source, db_path)
 
 
-def _file_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
 def _check_restore_target(db_path: Path) -> None:
     """StoreError unless `db_path` is missing, empty, or kvdrill's own database (even damaged)."""
-    from drill.store import APPLICATION_ID, SQLITE_MAGIC, _kind_of
+    from drill.store import APPLICATION_ID, SQLITE_MAGIC, _kind_of, file_size
 
-    if not db_path.exists() or _file_size(db_path) == 0:
+    if not db_path.exists() or file_size(db_path) == 0:
         return
     if not db_path.is_file():
         raise StoreError(f"{db_path} is not a file")

@@ -46,7 +46,7 @@ from drill.review import (
 )
 from drill.review_store import write_transaction
 from drill.srs import Replay, replay_rows
-from drill.store import Database
+from drill.store import Database, file_size
 
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000
@@ -402,13 +402,6 @@ def _indexes_after(conn: Any, bulk: bool) -> Iterator[None]:
         conn.execute(sql)
 
 
-def _size_of(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
 _INSERT_SQL = (
     f"insert or ignore into reviews ({', '.join(FIELDS)}) values ({', '.join('?' for _ in FIELDS)})"
 )
@@ -447,7 +440,7 @@ def import_history(
     try:
         with write_transaction(db), _counting_once(conn):
             empty = conn.execute("select not exists (select 1 from reviews)").fetchone()[0]
-            apart = _size_of(path) >= apart_bytes and cpus_free() > 1
+            apart = file_size(path) >= apart_bytes and cpus_free() > 1
             in_order = _ReplayInOrder(scheduler, apart=apart) if empty else None
             added = 0
             with _indexes_after(conn, bulk=empty):

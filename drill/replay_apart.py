@@ -34,18 +34,18 @@ from typing import Any
 
 import orjson
 
-# the columns of a card row as drill.srs writes them, and the types each may hold
-_CARD_TYPES: dict[str, tuple[type, ...]] = {
-    "question_id": (str,),
-    "state": (int,),
-    "step": (int, type(None)),
-    "stability": (float, type(None)),
-    "difficulty": (float, type(None)),
-    "due": (str,),
-    "last_review": (str, type(None)),
-    "reps": (int,),
-    "lapses": (int,),
-}
+from drill.review_store import CARD_COLUMNS
+
+_NONE = type(None)
+# the columns of a card row (drill.review_store.CARD_COLUMNS), and the types each may hold
+_CARD_TYPES: dict[str, tuple[type, ...]] = dict(
+    zip(
+        CARD_COLUMNS,
+        [(str,), (int,), (int, _NONE), (float, _NONE), (float, _NONE), (str,), (str, _NONE),
+         (int,), (int,)],
+        strict=True,
+    )
+)  # fmt: skip
 _CHILD_CODE = (
     "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
     "from drill.replay_apart import main; main(sys.argv[2])"
@@ -197,7 +197,7 @@ class ReplayApart:
                 child.kill()  # the feeding thread's write fails at once
             finally:
                 self._end_feeding()
-                _stop(child)
+                _reap(child)
 
     def _end_feeding(self) -> None:
         if self._feeder is not None:
@@ -214,8 +214,8 @@ def _card_row(row: Any) -> bool:
     )
 
 
-def _stop(child: subprocess.Popen) -> None:
-    child.kill()
+def _reap(child: subprocess.Popen) -> None:
+    """Wait for a killed child and close its pipes."""
     child.wait()
     for pipe in (child.stdin, child.stdout):
         try:

@@ -47,7 +47,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from drill.errors import StoreError
+from drill.errors import KvdrillError, StoreError
 from drill.paths import default_db_path
 
 # sqlite-utils imports pandas whenever it is installed (the optimize extra installs it
@@ -250,7 +250,8 @@ def database_files(path: Path) -> list[Path]:
     return [path] + [path.with_name(path.name + suffix) for suffix in suffixes]
 
 
-def _file_size(path: Path) -> int:
+def file_size(path: Path) -> int:
+    """The size of the file at `path` in bytes; 0 when it is missing or cannot be read."""
     try:
         return path.stat().st_size
     except OSError:
@@ -277,11 +278,11 @@ def check_header(path: Path) -> int:
     page_size = int.from_bytes(head[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     change_counter, page_count = head[24:28], int.from_bytes(head[28:32], "big")
-    size = _file_size(path)
+    size = file_size(path)
     # The header's page count is valid when its version-valid-for equals the change
     # counter. While a write-ahead log holds frames, the file may legitimately lag
     # behind (a checkpoint cut short), so the count is compared only without one.
-    wal_frames = _file_size(path.with_name(path.name + "-wal")) > 32
+    wal_frames = file_size(path.with_name(path.name + "-wal")) > 32
     if head[92:96] == change_counter and not wal_frames and size < page_count * page_size:
         raise StoreError(
             f"{path} is damaged: its header records {page_count} pages of {page_size} bytes but "
@@ -375,13 +376,14 @@ def _stamp(path: Path, state: dict[str, list[int] | None], started: float) -> No
     changed = max(s[3] for s in state.values() if s is not None) / 1e9
     if changed > started - CHECK_SETTLE_S:
         return
-    stamp = path.with_name(path.name + CHECKED_SUFFIX)
-    part = stamp.with_name(f".{stamp.name}.{os.getpid()}.part")
+    from drill.outfile import write_text
+
     try:
-        part.write_text(json.dumps({**state, "checked": started}) + "\n", encoding="utf-8")
-        os.replace(part, stamp)
-    except OSError:
-        part.unlink(missing_ok=True)
+        write_text(
+            path.with_name(path.name + CHECKED_SUFFIX), json.dumps({**state, "checked": started}) + "\n"
+        )
+    except KvdrillError:
+        pass
 
 
 def forget_check(path: Path) -> None:

@@ -456,7 +456,7 @@ def _prefix_kinds_differ(ctx: _Context, parsed: Parsed) -> bool:
     return parsed.decimal_prefix != shown.decimal_prefix
 
 
-_PREFIXES = "kMGTP"
+_PREFIX_STEPS = "kmgtpe"  # k is one step of 1000 or 1024, m two, ...
 
 
 def _other_prefix_reading(parsed: Parsed) -> tuple[float, str, int] | None:
@@ -466,18 +466,15 @@ def _other_prefix_reading(parsed: Parsed) -> tuple[float, str, int] | None:
     spec = parse_unit(parsed.unit_symbol) if parsed.unit_symbol else None
     if spec is None or spec.decimal_prefix is None or parsed.number is None or parsed.bits:
         return None
-    size, _, per = spec.symbol.partition("/")  # "MiB", "/", "ms"
+    size, slash, per = spec.symbol.partition("/")  # "MiB", "/", "ms"
     letter = size[:1].lower()
-    if letter not in _PREFIXES.lower() or size[1:] not in ("B", "iB"):
+    if letter not in _PREFIX_STEPS or not size.endswith("B"):
         return None
-    step = _PREFIXES.lower().index(letter) + 1
-    binary = size[1:] == "iB"
-    other = _PREFIXES[step - 1] + "B" if binary else _PREFIXES[step - 1].upper() + "iB"
-    unit = other + (f"/{per}" if per else "")
-    other_spec = parse_unit(unit)
-    if other_spec is None:
+    # parse_unit writes the letter's case for each kind (kB, KiB)
+    other = parse_unit(letter + ("B" if spec.decimal_prefix is False else "iB") + slash + per)
+    if other is None:
         return None
-    return parsed.number * other_spec.factor, unit, step
+    return parsed.number * other.factor, other.symbol, _PREFIX_STEPS.index(letter) + 1
 
 
 def _right_with_other_prefix(ctx: _Context, parsed: Parsed) -> tuple[float, str, int] | None:
