@@ -18,18 +18,24 @@ file twice adds nothing. An id twice in one file is read once when both records 
 same, and is an error naming both lines when they differ. Then every card is rebuilt by
 replaying all non-cram reviews through FSRS in time order. It is all one transaction: a
 file with any bad record imports nothing, and the error names FILE:LINE.
+
+The file is opened once and read once from the start, so a pipe, a FIFO, /dev/stdin or
+a process substitution imports as a file does (`_Source`).
 """
 
 from __future__ import annotations
 
 import csv
+import os
 import re
+import stat
+import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import orjson
 
@@ -46,7 +52,7 @@ from drill.review import (
 )
 from drill.review_store import write_transaction
 from drill.srs import Replay, replay_rows
-from drill.store import Database, file_size
+from drill.store import Database
 
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000
@@ -64,19 +70,111 @@ READ_BYTES = 8 * 1024 * 1024  # a file is read this much at a time
 # ------------------------------------------------------------------------------- in
 
 
-def detect_format(path: Path) -> str:
-    """`jsonl` or `csv`, from the file's extension, else from its first non-blank byte."""
+class _Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+DETECT_BYTES = 4096  # the format is told from the first non-blank byte of this much
+
+
+def detect_format(path: Path, head: bytes | None = None) -> str:
+    """`jsonl` or `csv`, from the file's extension, else from its first non-blank byte
+    (in `head`, the file's first bytes when the caller has read them already)."""
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson", ".json"):
         return "jsonl"
     if suffix == ".csv":
         return "csv"
-    with path.open("rb") as fh:
-        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head is None:
+        with path.open("rb") as fh:
+            head = fh.read(DETECT_BYTES)
+    head = head[:DETECT_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")
     return "jsonl" if head.startswith(b"{") else "csv"
 
 
-def _line_blocks(fh: IO[bytes], path: Path) -> Iterator[tuple[int, list[bytes]]]:
+class _Source:
+    """A history file, opened once and read once from the start.
+
+    Its first bytes are read ahead (to tell the format, and for a stream whether it is
+    big) and handed out again in front of the rest. A file that is not a regular file (a
+    pipe, a FIFO, /dev/stdin, a process substitution) cannot be read a second time:
+    what is read of it is copied, as it is read, into an anonymous temporary file in the
+    temporary folder, so the copy never holds more than the import has read. `again()`
+    reads from the start once more (an error for an id twice in the file names the ids
+    of both lines): the regular file itself, or that copy. Every message names `path`,
+    the path the user gave.
+    """
+
+    def __init__(self, path: Path, ahead: int = DETECT_BYTES) -> None:
+        self.path = path
+        try:
+            self.fh = path.open("rb")
+        except OSError as exc:
+            raise HistoryError(f"cannot read {path}: {exc.strerror}") from None
+        try:
+            info = os.fstat(self.fh.fileno())
+            self.regular = stat.S_ISREG(info.st_mode)
+            self.copy: IO[bytes] | None = None if self.regular else self._temporary()
+            # a regular file's size is known; a stream is as big as what is read ahead
+            self.head = self._read(DETECT_BYTES if self.regular else max(ahead, DETECT_BYTES))
+            self.size = info.st_size if self.regular else len(self.head)
+        except BaseException:
+            self.close()
+            raise
+
+    def _temporary(self) -> IO[bytes]:
+        try:
+            return tempfile.TemporaryFile(prefix="kvdrill-import-")
+        except OSError as exc:
+            raise self._copy_error(exc) from None
+
+    def _copy_error(self, exc: OSError) -> HistoryError:
+        return HistoryError(
+            f"cannot copy {self.path} into the temporary folder {tempfile.gettempdir()}"
+            f" as it is read: {exc.strerror}"
+        )
+
+    def _read(self, size: int) -> bytes:
+        try:
+            data = self.fh.read(size)
+        except OSError as exc:
+            raise HistoryError(f"cannot read {self.path}: {exc.strerror}") from None
+        if self.copy is not None and data:
+            try:
+                self.copy.write(data)
+            except OSError as exc:
+                raise self._copy_error(exc) from None
+        return data
+
+    def read(self, size: int) -> bytes:
+        """Up to `size` bytes (the bytes read ahead first, however many); b"" at the end."""
+        if self.head:
+            data, self.head = self.head, b""
+            return data
+        return self._read(size)
+
+    def again(self) -> IO[bytes]:
+        """The file's bytes from the start, once more."""
+        again = self.fh if self.copy is None else self.copy
+        try:
+            again.seek(0)
+        except OSError as exc:
+            raise HistoryError(f"cannot read {self.path} again: {exc.strerror}") from None
+        return again
+
+    def close(self) -> None:
+        for fh in (getattr(self, "copy", None), getattr(self, "fh", None)):
+            if fh is not None:
+                fh.close()
+
+    def __enter__(self) -> _Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _line_blocks(fh: _Readable, path: Path) -> Iterator[tuple[int, list[bytes]]]:
     """(number of the first line, the lines) of each block the file is read in, every
     line ending in its newline (the last one may have none). The file is read READ_BYTES
     at a time, and a line longer than MAX_LINE_BYTES stops it, so memory stays bounded."""
@@ -96,7 +194,7 @@ def _line_blocks(fh: IO[bytes], path: Path) -> Iterator[tuple[int, list[bytes]]]
         yield number, [tail]
 
 
-def _raw_lines(fh: IO[bytes], path: Path) -> Iterator[tuple[int, bytes]]:
+def _raw_lines(fh: _Readable, path: Path) -> Iterator[tuple[int, bytes]]:
     """(number, bytes) of each line."""
     for first, lines in _line_blocks(fh, path):
         yield from enumerate(lines, start=first)
@@ -110,7 +208,7 @@ def _text(number: int, raw: bytes, path: Path) -> str:
     return text.removeprefix("\ufeff") if number == 1 else text
 
 
-def _decoded_lines(fh: IO[bytes], path: Path) -> Iterator[str]:
+def _decoded_lines(fh: _Readable, path: Path) -> Iterator[str]:
     """The file's lines as text."""
     for number, raw in _raw_lines(fh, path):
         yield _text(number, raw, path)
@@ -132,7 +230,7 @@ def _plain(raw: bytes) -> bool:
     )
 
 
-def _jsonl_values(fh: IO[bytes], path: Path) -> Iterator[tuple[int, tuple]]:
+def _jsonl_values(fh: _Readable, path: Path) -> Iterator[tuple[int, tuple]]:
     """(line, checked column values) of each record of a JSON Lines file.
 
     A line as `kvdrill export` writes it takes the fast road: orjson reads it and
@@ -205,21 +303,27 @@ def _csv_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]]:
         raise HistoryError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
 
 
-def _numbered_values(path: Path, fmt: str | None) -> Iterator[tuple[int, tuple]]:
-    """(line, column values in FIELDS order) of each record of a history file."""
-    fmt = fmt or detect_format(path)
+def _values(fh: _Readable, path: Path, fmt: str) -> Iterator[tuple[int, tuple]]:
+    """(line, column values in FIELDS order) of each record read from `fh`, a history
+    file of format `fmt` that messages call `path`."""
+    if fmt == "jsonl":
+        yield from _jsonl_values(fh, path)
+        return
+    for number, record in _csv_records(_decoded_lines(fh, path), path):
+        yield number, _checked(record, number, path)
+
+
+def _format(source: _Source, fmt: str | None) -> str:
+    fmt = fmt or detect_format(source.path, source.head)
     if fmt not in FORMATS:
         raise HistoryError(f"unknown history format {fmt!r}; use jsonl or csv")
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise HistoryError(f"cannot read {path}: {exc.strerror}") from None
-    with fh:
-        if fmt == "jsonl":
-            yield from _jsonl_values(fh, path)
-            return
-        for number, record in _csv_records(_decoded_lines(fh, path), path):
-            yield number, _checked(record, number, path)
+    return fmt
+
+
+def _numbered_values(path: Path, fmt: str | None) -> Iterator[tuple[int, tuple]]:
+    """(line, column values in FIELDS order) of each record of a history file."""
+    with _Source(path) as source:
+        yield from _values(source, path, _format(source, fmt))
 
 
 class _SeenIds:
@@ -260,21 +364,25 @@ class _SeenIds:
         return int(same.sum()), [(a, b) for b, a in pairs]
 
 
-def _ids_at(path: Path, fmt: str | None, wanted: set[int]) -> dict[int, str]:
+def _ids_at(source: _Source, fmt: str, wanted: set[int]) -> dict[int, str]:
     """The review ids on the lines `wanted` (read again, for an error message)."""
-    return {number: values[0] for number, values in _numbered_values(path, fmt) if number in wanted}
+    return {
+        number: values[0]
+        for number, values in _values(source.again(), source.path, fmt)
+        if number in wanted
+    }
 
 
-def _check_repeats(path: Path, fmt: str | None, seen: _SeenIds) -> int:
+def _check_repeats(source: _Source, fmt: str, seen: _SeenIds) -> int:
     """How many records repeat an earlier one exactly; HistoryError for an id whose
     records differ, naming both lines."""
     identical, suspects = seen.repeats()
     if suspects:
-        ids = _ids_at(path, fmt, {line for pair in suspects for line in pair})
+        ids = _ids_at(source, fmt, {line for pair in suspects for line in pair})
         for first, later in suspects:
             if ids[first] == ids[later]:  # not two ids with one hash
                 raise HistoryError(
-                    f"{path}:{later}: review id {ids[later]} also on line {first} "
+                    f"{source.path}:{later}: review id {ids[later]} also on line {first} "
                     "with different content"
                 )
     return identical
@@ -425,8 +533,18 @@ def import_history(
     records is found once the file is read, still inside the transaction. Into an
     empty database, a file of at least `apart_bytes` is replayed in a second process
     while it is read (drill.replay_apart) when this process has a second CPU.
-    """
 
+    `path` is read once, from the start: a pipe, a FIFO or /dev/stdin as well as a file
+    (see _Source); the file is opened before the transaction begins.
+    """
+    with _Source(path, ahead=apart_bytes) as source:
+        fmt = _format(source, fmt)
+        return _import_from(db, source, fmt, scheduler, batch_size, apart_bytes)
+
+
+def _import_from(
+    db: Database, source: _Source, fmt: str, scheduler, batch_size: int, apart_bytes: int
+) -> ImportResult:
     read = 0
     seen = _SeenIds()
     in_order: _ReplayInOrder | None = None
@@ -440,11 +558,11 @@ def import_history(
     try:
         with write_transaction(db), _counting_once(conn):
             empty = conn.execute("select not exists (select 1 from reviews)").fetchone()[0]
-            apart = file_size(path) >= apart_bytes and cpus_free() > 1
+            apart = source.size >= apart_bytes and cpus_free() > 1
             in_order = _ReplayInOrder(scheduler, apart=apart) if empty else None
             added = 0
             with _indexes_after(conn, bulk=empty):
-                for batch in _batches(_numbered_values(path, fmt), batch_size):
+                for batch in _batches(_values(source, source.path, fmt), batch_size):
                     read += len(batch)
                     for number, values in batch:
                         seen.add(number, values)
@@ -454,7 +572,7 @@ def import_history(
                         in_order.flush()  # the second process replays while this inserts
                     # rowcount: the rows inserted, a review already present not counted
                     added += conn.executemany(_INSERT_SQL, [v for _n, v in batch]).rowcount
-            read -= _check_repeats(path, fmt, seen)
+            read -= _check_repeats(source, fmt, seen)
             replayed = in_order.cards() if in_order is not None else None
             cards = rebuild_cards(db, scheduler, replayed) if added else 0
     finally:

@@ -34,7 +34,9 @@ IMPORT_HELP = (
     """Merge a review history file (JSON Lines or CSV) into the database.
 
 The format comes from the extension (.jsonl/.ndjson/.json, .csv), else from the first
-character. Reviews are merged by id: one already present is kept as it is, so importing
+character. FILE may be a stream (`kvdrill import /dev/stdin`, a FIFO, a process
+substitution): it is read once, and what is read is copied into the temporary folder
+to name the lines of an id found twice. Reviews are merged by id: one already present is kept as it is, so importing
 the same file twice adds nothing. Reviews of questions not in the bank are kept. Then
 every card is rebuilt by replaying all non-cram reviews through FSRS in time order, with
 your FSRS parameters (`kvdrill optimize`) at the retention of `kvdrill config retention`.
@@ -61,13 +63,12 @@ A bad record stops the import with FILE:LINE and nothing from the file is import
 @db_option()
 def export_cmd(fmt: str | None, salvage: bool, output: Path | None, db_path: Path | None) -> None:
     from drill.history_out import export_history
-    from drill.outfile import atomic_output, protected_files, refuse_protected
+    from drill.outfile import atomic_output, check_outputs, protected_files
 
     if fmt is None:
         fmt = "csv" if output is not None and output.suffix.lower() == ".csv" else "jsonl"
     protected = protected_files(db_path)
-    if output is not None:
-        refuse_protected(output, protected)  # before the database is even opened
+    check_outputs([output], protected)  # before the database is even opened
     if salvage:
         _salvage(fmt, output, db_path, protected)
         return
