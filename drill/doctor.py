@@ -10,13 +10,21 @@ checks, for `kvdrill restore`.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from drill.backup import BackupFile, check_copy, connect_read_only, list_backups
+from drill.backup import (
+    BackupFile,
+    check_copy,
+    connect_read_only,
+    copy_source,
+    list_backups,
+    trusted_first,
+)
 from drill.errors import StoreError
 
 # a session with no answer for this long is not running any more
@@ -65,10 +73,11 @@ class Diagnosis:
 
 def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
     """Everything `kvdrill doctor` reports about the database at `path`."""
-    from drill.store import SCHEMA_VERSION, _kind_of, check_header, forget_check
+    from drill.store import SCHEMA_VERSION, _kind_of, check_header, file_size
 
     report = Diagnosis(path)
     report.backups = list_backups(path)
+    report.size_bytes = file_size(path)
     if not path.exists():
         report.kind = "missing"
         report.problems.append(f"no database at {path}")
@@ -80,7 +89,7 @@ def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
     except StoreError as exc:
         report.kind = "damaged" if str(exc).startswith(f"{path} is damaged") else "foreign"
         report.problems.append(str(exc))
-        _advise_restore(report)
+        _advise_restore(report, now)
         return report
     if report.size_bytes == 0:
         report.kind = "blank"
@@ -102,10 +111,9 @@ def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
             rows = [str(exc)]
         report.integrity = [] if rows == ["ok"] else rows
         if report.integrity:
-            forget_check(path)
             report.kind = "damaged"
             report.problems.append(f"{check} found {len(rows)} problem(s), first: {rows[0]}")
-            _advise_restore(report)
+            _advise_restore(report, now)
             return report
         if report.kind == "blank":
             report.problems.append(f"{path} holds no tables; the next `kvdrill quiz` initialises it")
@@ -124,11 +132,10 @@ def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
             )
         _count(conn, report, now)
     except sqlite3.Error as exc:
-        forget_check(path)
         report.kind = "damaged"
         report.integrity = report.integrity or [str(exc)]
         report.problems.append(f"reading it failed: {exc}")
-        _advise_restore(report)
+        _advise_restore(report, now)
     finally:
         conn.close()
     if report.wal_bytes > LARGE_WAL_BYTES:
@@ -171,23 +178,35 @@ def cardless_questions(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in rows]
 
 
-def _advise_restore(report: Diagnosis) -> None:
+def _advise_restore(report: Diagnosis, now: datetime) -> None:
+    """The restore to advise: the newest backup of this database that passes the checks,
+    one dated after `now` (taken under a wrong clock) only when no other does."""
     # a damaged SQLite file still holds readable reviews; a file that is not one holds none
     salvage = report.kind == "damaged"
-    saved = report.path.with_name(report.path.stem + "-salvaged.jsonl")
+    saved = report.path.with_name(report.path.name + "-salvaged.jsonl")
     if salvage:
         report.advice.append(
             "first save the reviews that can still be read: "
             f"kvdrill export --salvage -o {saved} --db {report.path}"
         )
-    for backup in reversed(report.backups):
+    for backup in trusted_first(report.backups, now):
+        source = copy_source(backup.path)
+        if source is not None and source != Path(os.path.realpath(report.path)):
+            continue  # named like this database's, taken of another
         try:
             check_copy(backup.path)
         except StoreError:
             continue
         report.good_backup = backup.path
+        clock = (
+            f" (it is dated {backup.taken_at:%Y-%m-%d %H:%M} UTC, after now: the clock was "
+            "wrong when it was taken)"
+            if backup.taken_at > now
+            else ""
+        )
         report.advice.append(
-            f"restore the newest sound backup: kvdrill restore {backup.path} --db {report.path}"
+            f"restore the newest sound backup{clock}: kvdrill restore {backup.path} "
+            f"--db {report.path}"
         )
         if salvage:
             report.advice.append(

@@ -20,17 +20,14 @@ application's database, one written by a newer kvdrill, or one shorter than its
 header says. Commands that only read refuse a missing or empty file rather than
 create one; only a command that writes initialises a new database.
 
-Every open checks each page with `PRAGMA quick_check`: a damaged database is
-neither read nor written. A check that passes is remembered in a stamp file beside
-the database (NAME-checked: the size, time and inode of the file and of its
-write-ahead log as checked). A command that only reads, and finds the files exactly
-as stamped less than a day later, skips the check (a third of a second for a million
-reviews); a command that writes always checks. Any change to the file, by kvdrill or
-anything else, asks for a new check. A file changed in the seconds before its check
-is not stamped: a later change within the same file-time tick would look the same.
-Damage that keeps the file's size and time (a failing disk) can reach a reader that
-trusted the stamp; SQLite refuses the damaged page when the reader comes to it, and
-any damage found, by an open, a reader or `kvdrill doctor`, drops the stamp.
+Every open, a reader's as much as a writer's, checks each page with `PRAGMA
+quick_check` first (about 1.4 ms per MiB of database: 15 ms at 50,000 reviews): a
+damaged database is neither read nor written, and no command prints a count read
+from one. A file's size and time say nothing of damage from a failing disk, so no
+earlier check is trusted. quick_check does not compare indexes with their table;
+`kvdrill doctor` runs the full integrity_check, which does (a flipped byte inside a
+record). A command that only reads refuses a file of an older schema rather than
+upgrade it; a command that writes upgrades it after a backup.
 
 Before a migration, and on the first write of each UTC day, the database is copied
 into the backups folder beside it (see drill.backup).
@@ -38,16 +35,14 @@ into the backups folder beside it (see drill.backup).
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import sys
-import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from drill.errors import KvdrillError, StoreError
+from drill.errors import StoreError
 from drill.paths import default_db_path
 
 # sqlite-utils imports pandas whenever it is installed (the optimize extra installs it
@@ -71,9 +66,9 @@ APPLICATION_ID = 0x6B766472
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
-CHECKED_SUFFIX = "-checked"  # the stamp of the last page check that passed
-CHECK_TRUST_S = 24 * 3600  # readers trust a stamp this long, then check every page again
-CHECK_SETTLE_S = 2.0  # a file changed this recently when checked is not stamped
+# files kept beside a database, by the suffix of its full name: SQLite's log, shared
+# memory and journal, and the quiz's answers waiting to be merged (drill.review_store)
+COMPANION_SUFFIXES = ("-wal", "-shm", "-journal", "-unsaved.jsonl")
 
 migrations = Migrations("kvdrill")
 
@@ -245,9 +240,8 @@ opened_paths: list[Path] = []
 
 
 def database_files(path: Path) -> list[Path]:
-    """The database file and the files SQLite keeps beside it; no command writes over these."""
-    suffixes = ("-wal", "-shm", "-journal", CHECKED_SUFFIX)
-    return [path] + [path.with_name(path.name + suffix) for suffix in suffixes]
+    """The database file and its companions (COMPANION_SUFFIXES); no command writes over these."""
+    return [path] + [path.with_name(path.name + suffix) for suffix in COMPANION_SUFFIXES]
 
 
 def file_size(path: Path) -> int:
@@ -342,80 +336,14 @@ def quick_check(conn: sqlite3.Connection) -> list[str]:
     return [] if rows == ["ok"] else rows
 
 
-def _file_state(path: Path) -> list[int] | None:
-    """[device, inode, size, mtime in ns] of a file; None when it is missing or empty."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns] if st.st_size else None
-
-
-def _check_state(path: Path) -> dict[str, list[int] | None]:
-    """What a page check vouches for: the database file and its write-ahead log. An
-    empty log (SQLite makes one for each reader) is the same as none."""
-    return {"db": _file_state(path), "wal": _file_state(path.with_name(path.name + "-wal"))}
-
-
-def _stamped(path: Path, state: dict[str, list[int] | None]) -> bool:
-    """Whether the stamp beside `path` vouches for `state`, checked less than a day ago."""
-    try:
-        stamp = json.loads(path.with_name(path.name + CHECKED_SUFFIX).read_bytes())
-        age = time.time() - float(stamp["checked"])
-        return stamp["db"] == state["db"] and stamp["wal"] == state["wal"] and 0 <= age < CHECK_TRUST_S
-    except (OSError, ValueError, TypeError, KeyError, OverflowError, RecursionError):
-        return False  # none, unreadable or not a stamp: check
-
-
-def _stamp(path: Path, state: dict[str, list[int] | None], started: float) -> None:
-    """Remember that the files in `state` passed a check that began at `started`, unless
-    one of them changed within CHECK_SETTLE_S of it. Best effort: a folder that cannot
-    be written just means the next open checks again."""
-    if state["db"] is None:
-        return
-    changed = max(s[3] for s in state.values() if s is not None) / 1e9
-    if changed > started - CHECK_SETTLE_S:
-        return
-    from drill.outfile import write_text
-
-    try:
-        write_text(
-            path.with_name(path.name + CHECKED_SUFFIX), json.dumps({**state, "checked": started}) + "\n"
-        )
-    except KvdrillError:
-        pass
-
-
-def forget_check(path: Path) -> None:
-    """Drop the stamp of `path`'s last passed check: damage was found since."""
-    try:
-        path.with_name(path.name + CHECKED_SUFFIX).unlink(missing_ok=True)
-    except OSError:
-        pass
-
-
-def _check_pages(conn: sqlite3.Connection, path: Path, *, trust: bool, stamp: bool) -> None:
-    """Every page of the database (quick_check), unless `trust` (a command that only
-    reads) and the stamp vouches for the files as they are; StoreError naming the
-    damage, nothing written, when the check fails. With `stamp` (a place kvdrill may
-    write in) a check that passes is stamped."""
-    state = _check_state(path)
-    if trust and _stamped(path, state):
-        return
-    started = time.time()
-    # every page, before anything reads or writes: about 1.4 ms per MiB of database
-    try:
-        problems = quick_check(conn)
-    except sqlite3.DatabaseError:
-        forget_check(path)
-        raise
+def _check_pages(conn: sqlite3.Connection, path: Path) -> None:
+    """Every page of the database (quick_check); StoreError naming the damage, nothing
+    written, when the check fails."""
+    problems = quick_check(conn)
     if problems:
-        forget_check(path)
         raise StoreError(
             f"{path} is damaged ({problems[0]}); nothing was written. {recovery_hint(path)}"
         )
-    if stamp and _check_state(path) == state:
-        _stamp(path, state, started)
 
 
 # ------------------------------------------------------------------ opening
@@ -427,14 +355,15 @@ def open_db(
     write: bool = True,
     now: datetime | None = None,
     warn: Callable[[str], None] | None = None,
+    older_schema: bool = False,
 ) -> Database:
     """Open the kvdrill database at `path` (default: the user folder's) for a command.
 
-    Every page is checked first (quick_check); a command that only reads skips the
-    check when the stamp of an earlier one vouches for the file as it is (see the
-    module's docstring). `write=False` is for commands that
-    only read: a missing or empty file is refused rather than created, and a file
-    in a read-only place is opened read-only. A command that writes refuses a
+    Every page is checked first (quick_check), on every open. `write=False` is for
+    commands that only read: a missing or empty file is refused rather than created,
+    a file in a read-only place is opened read-only, and a file of an older schema is
+    refused unless `older_schema` (a reader that takes the file as it is, such as a
+    copy by `kvdrill backup`): a reader never upgrades it. A command that writes refuses a
     read-only file, creates the file when needed, marks it as kvdrill's, and on the
     first write of the UTC day of `now` (and before any migration) backs it up into
     the backups folder beside it; `warn` hears about a backup that could not be
@@ -470,7 +399,7 @@ def open_db(
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open database {path}: {exc}") from None
     try:
-        db = _prepare(conn, path, write=write, writable=writable, now=now, warn=warn)
+        db = _prepare(conn, path, write=write, now=now, warn=warn, older_schema=older_schema)
     except BaseException as exc:
         conn.close()
         if isinstance(exc, sqlite3.Error):
@@ -480,7 +409,9 @@ def open_db(
     return db
 
 
-def _prepare(conn, path: Path, *, write: bool, writable: bool, now: datetime, warn) -> Database:
+def _prepare(
+    conn, path: Path, *, write: bool, now: datetime, warn, older_schema: bool
+) -> Database:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     kind = _kind_of(conn, path)
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -493,19 +424,24 @@ def _prepare(conn, path: Path, *, write: bool, writable: bool, now: datetime, wa
         raise StoreError(f"{path} is empty, not a kvdrill database yet; left untouched")
     db = Database(conn)
     if kind != "blank":
-        _check_pages(conn, path, trust=not write, stamp=writable)
+        _check_pages(conn, path)
+    if not write:
+        if version < SCHEMA_VERSION and not older_schema:
+            raise StoreError(
+                f"{path} has schema {version}, older than this kvdrill's {SCHEMA_VERSION}; "
+                "a command that only reads leaves it as it is. `kvdrill doctor --repair "
+                f"--db {path}` upgrades it (after a backup)"
+            )
+        return db  # an unmarked file is marked by the next command that writes
+    if kind != "blank":
         from drill.backup import backup_before
 
         migrating = version < SCHEMA_VERSION
-        if migrating or write:
-            backup_before(
-                conn, path, now, "migration" if migrating else "daily", warn=warn,
-                always=migrating,
-            )
+        backup_before(
+            conn, path, now, "migration" if migrating else "daily", warn=warn, always=migrating
+        )
     if kind == "kvdrill" and version == SCHEMA_VERSION:
         return db
-    if not write and kind == "unmarked" and version == SCHEMA_VERSION:
-        return db  # marked by the next command that writes
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         db.enable_wal()
     # BEGIN IMMEDIATE takes the write lock first, so two processes
@@ -543,5 +479,4 @@ def describe_sqlite_error(exc: BaseException, path: Path | None = None) -> str:
             f"cannot read or write {path} ({text}): the disk may be full or failing; free "
             f"some space and try again. {recovery_hint(path)}"
         )
-    forget_check(path)  # whatever vouched for the file, it is damaged now
     return f"{path} is damaged or unreadable ({text}). {recovery_hint(path)}"

@@ -48,15 +48,15 @@ def test_the_first_write_of_each_day_backs_up_what_was_there(tmp_path):
     quiz_on(db, 20, hour=11)  # already backed up today
     quiz_on(db, 21, hour=8)
     assert names(tmp_path / "backups") == [
-        "k-20261120-100000-daily.db",
-        "k-20261121-080000-daily.db",
+        "k.db-20261120-100000-daily.db",
+        "k.db-20261121-080000-daily.db",
     ]
     # each copy holds what the database held before that write
-    assert reviews(tmp_path / "backups" / "k-20261120-100000-daily.db") == [
+    assert reviews(tmp_path / "backups" / "k.db-20261120-100000-daily.db") == [
         "2026-11-20T09:00:00.000000+00:00"
     ]
-    assert len(reviews(tmp_path / "backups" / "k-20261121-080000-daily.db")) == 3
-    assert check_copy(tmp_path / "backups" / "k-20261121-080000-daily.db").reviews == 3
+    assert len(reviews(tmp_path / "backups" / "k.db-20261121-080000-daily.db")) == 3
+    assert check_copy(tmp_path / "backups" / "k.db-20261121-080000-daily.db").reviews == 3
 
 
 def test_reading_commands_take_no_backup(tmp_path):
@@ -74,8 +74,8 @@ def test_only_the_newest_backups_are_kept(tmp_path, monkeypatch):
     for day in (20, 21, 22, 23):
         quiz_on(db, day)
     assert names(tmp_path / "backups") == [
-        "k-20261122-090000-daily.db",
-        "k-20261123-090000-daily.db",
+        "k.db-20261122-090000-daily.db",
+        "k.db-20261123-090000-daily.db",
     ]
 
 
@@ -102,7 +102,7 @@ def test_a_migration_is_preceded_by_a_backup_of_the_old_schema(tmp_path):
     assert db.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 5
     assert db.execute("pragma application_id").fetchone()[0] == APPLICATION_ID
     db.conn.close()
-    copy = tmp_path / "backups" / "k-20261120-090000-migration.db"
+    copy = tmp_path / "backups" / "k.db-20261120-090000-migration.db"
     assert names(tmp_path / "backups") == [copy.name]
     conn = sqlite3.connect(copy)
     assert conn.execute("pragma user_version").fetchone()[0] == 1
@@ -115,7 +115,7 @@ def test_a_migration_is_made_even_with_automatic_backups_off(tmp_path, monkeypat
     monkeypatch.setenv("KVDRILL_BACKUP_KEEP", "0")
     path = unmarked_v1(tmp_path / "k.db", 1)
     open_db(path, now=datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)).conn.close()
-    assert names(tmp_path / "backups") == ["k-20261120-090000-migration.db"]
+    assert names(tmp_path / "backups") == ["k.db-20261120-090000-migration.db"]
 
 
 def test_backup_by_hand_into_the_folder_and_to_a_file(tmp_path):
@@ -123,7 +123,7 @@ def test_backup_by_hand_into_the_folder_and_to_a_file(tmp_path):
     quiz_on(db, 20)
     result = run("backup", "--db", db, "--now", "2026-11-20T12:00:00+00:00")
     assert result.exit_code == 0
-    made = tmp_path / "backups" / "k-20261120-120000-manual.db"
+    made = tmp_path / "backups" / "k.db-20261120-120000-manual.db"
     assert result.output == f"Backed up {db} to {made}.\n"
     out = tmp_path / "copy.db"
     result = run("backup", "--db", db, "-o", out)
@@ -147,10 +147,10 @@ def test_restore_brings_back_a_backup_and_saves_the_current_state(tmp_path):
     db = tmp_path / "k.db"
     quiz_on(db, 20)
     quiz_on(db, 21)  # backs up the day-20 state, then adds a review
-    day20 = tmp_path / "backups" / "k-20261121-090000-daily.db"
+    day20 = tmp_path / "backups" / "k.db-20261121-090000-daily.db"
     result = run("restore", day20, "--db", db, "--now", "2026-11-22T09:00:00+00:00")
     assert result.exit_code == 0, result.output
-    saved = tmp_path / "backups" / "k-20261122-090000-restore.db"
+    saved = tmp_path / "backups" / "k.db-20261122-090000-restore.db"
     assert result.output == (
         f"Restored {db} from {day20}: 1 reviews, 1 cards, last review 2026-11-20.\n"
         f"The database as it was is saved in {saved}.\n"
@@ -175,7 +175,7 @@ def test_restore_into_a_damaged_database(tmp_path):
     result = run("restore", good, "--db", db, "--now", "2026-11-22T09:00:00+00:00")
     assert result.exit_code == 0, result.output
     assert run("stats", "--db", db).exit_code == 0
-    kept = tmp_path / "backups" / "k-20261122-090000-restore.db"
+    kept = tmp_path / "backups" / "k.db-20261122-090000-restore.db"
     assert kept.read_bytes() == damaged  # kept as they were
 
 
@@ -275,7 +275,7 @@ def test_doctor_on_a_healthy_database(tmp_path):
         "Kind      kvdrill, schema 5",
         "Integrity ok",
         "Holds     2 cards, 2 reviews, 2 sessions, 0 engine_runs",
-        "Backups   1; newest k-20261121-090000-daily.db (today)",
+        "Backups   1; newest k.db-20261121-090000-daily.db (today)",
         "All good.",
     ]
 
@@ -325,9 +325,9 @@ def test_doctor_points_a_damaged_database_to_its_newest_sound_backup(tmp_path):
 
     report = json.loads(result.stdout)
     assert report["kind"] == "damaged"
-    good = str(tmp_path / "backups" / "k-20261120-120000-manual.db")
+    good = str(tmp_path / "backups" / "k.db-20261120-120000-manual.db")
     assert report["good_backup"] == good
-    saved = tmp_path / "k-salvaged.jsonl"
+    saved = tmp_path / "k.db-salvaged.jsonl"
     assert report["advice"] == [
         f"first save the reviews that can still be read: kvdrill export --salvage -o {saved}"
         f" --db {db}",

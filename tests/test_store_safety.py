@@ -82,9 +82,14 @@ def test_no_output_is_written_over_another_kvdrill_database(tmp_path):
     assert line == f"Error: refusing to write over {other}: it is a kvdrill database"
     assert sha(other) == before
     assert not (tmp_path / "s.md").exists()
-    # a copy made by hand is a backup's own target: it may be renewed
-    done = run("backup", "--db", db, "-o", other)
-    assert done.exit_code == 0, done.output
+    # nor does a backup replace a live database: only its own earlier copy
+    line = one_line_error(run("backup", "--db", db, "-o", other))
+    assert line == (
+        f"Error: refusing to write the backup to {other}: it is a kvdrill database. "
+        f"`kvdrill backup -o` writes a new file or renews its own earlier copy of {db}; "
+        "choose another name"
+    )
+    assert sha(other) == before
 
 
 def test_sheet_and_key_cannot_share_a_file(tmp_path):
@@ -276,7 +281,15 @@ def test_a_new_database_is_marked_as_kvdrills(tmp_path):
 
 def test_a_database_from_before_the_mark_is_upgraded_and_marked_after_a_backup(tmp_path):
     path = unmarked_v1(tmp_path / "k.db", 2)
-    assert run("stats", "--db", path, "--now", NOW).exit_code == 0
+    before = sha(path)
+    # a command that only reads does not upgrade it
+    line = one_line_error(run("stats", "--db", path, "--now", NOW))
+    assert line == (
+        f"Error: {path} has schema 2, older than this kvdrill's 5; a command that only reads "
+        f"leaves it as it is. `kvdrill doctor --repair --db {path}` upgrades it (after a backup)"
+    )
+    assert sha(path) == before and not (tmp_path / "backups").exists()
+    assert run("doctor", "--repair", "--db", path, "--now", NOW).exit_code == 0
     conn = sqlite3.connect(path)
     assert conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID
     assert conn.execute("pragma user_version").fetchone()[0] == 5
@@ -359,7 +372,7 @@ def test_open_db_takes_its_time_from_the_caller(tmp_path):
     open_db(path, now=datetime(2026, 11, 21, 7, 30, tzinfo=timezone.utc)).conn.close()
     # the quiz created the file (nothing to back up); this is the next day's first write
     assert sorted(p.name for p in (tmp_path / "backups").iterdir()) == [
-        "k-20261121-073000-daily.db"
+        "k.db-20261121-073000-daily.db"
     ]
 
 

@@ -209,9 +209,10 @@ def export_cmd(fmt, draws, seed, topic, output, banks) -> None:
     from drill.exports import export_items, exporter
     from drill.exports.anki import bank_stamp
     from drill.instance import make_instance
-    from drill.outfile import atomic_output, protected_files
+    from drill.outfile import atomic_output, check_outputs, protected_files
 
     protected = protected_files(None)
+    check_outputs([output], protected)  # before the bank is drawn
     loaded = load_default_bank(banks)
     questions = eligible_questions(loaded, topic)
     items = export_items(questions, draws, seed, make_instance)

@@ -109,9 +109,9 @@ def _write_page(result: dict, html_path: Path, db_path: Path | None) -> None:
 
 def _refuse_the_database(html_path: Path | None, db_path: Path | None) -> None:
     if html_path is not None:
-        from drill.outfile import protected_files, refuse_protected
+        from drill.outfile import check_outputs, protected_files
 
-        refuse_protected(html_path, protected_files(db_path))
+        check_outputs([html_path], protected_files(db_path))
 
 
 @engine.command(

@@ -95,11 +95,10 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
         from drill.interview import InterviewIO, run_interview
         from drill.interview_plan import plan_interview
         from drill.interview_report import RENDERERS, build_report, render_text, report_json
-        from drill.outfile import protected_files, refuse_protected, write_text
+        from drill.outfile import check_outputs, protected_files, write_text
 
     protected = protected_files(db_path)
-    if report_path is not None:
-        refuse_protected(report_path, protected)
+    check_outputs([report_path], protected)
     now, tick = _clock(now_text, tick_s)
 
     def read_line() -> str | None:

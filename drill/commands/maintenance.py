@@ -62,19 +62,25 @@ def _db_path(db_path: Path | None) -> Path:
 @db_option()
 @now_option
 def backup_cmd(output: Path | None, db_path: Path | None, now_text: str | None) -> None:
-    from drill.backup import backup_keep, copy_database, prune_backups, take_backup
+    import sqlite3
+
+    from drill.backup import (
+        backup_keep,
+        backups_dir,
+        check_backup_target,
+        copy_database,
+        prune_backups,
+        take_backup,
+    )
     from drill.errors import StoreError
-    from drill.outfile import protected_files, refuse_protected
     from drill.store import quick_check
 
     now = parse_now(now_text).astimezone(timezone.utc)
     path = _db_path(db_path)
     if output is not None:
-        # a copy made before may be renewed: only the database itself is refused
-        refuse_protected(output, protected_files(path), other_databases=False)
-        if output.exists() and not output.is_file():
-            raise StoreError(f"cannot write the backup to {output}: not a regular file")
-    conn = open_database(path, write=False, now=now).conn
+        check_backup_target(output, path)  # before the database is even opened
+    # a file of an older schema is copied as it is
+    conn = open_database(path, write=False, now=now, older_schema=True).conn
     try:
         problems = quick_check(conn)
         if problems:
@@ -82,20 +88,33 @@ def backup_cmd(output: Path | None, db_path: Path | None, now_text: str | None) 
                 f"{path} is damaged ({problems[0]}); a copy would be too. "
                 f"`kvdrill doctor --db {path}` lists the backups to restore from"
             )
-        try:
-            if output is None:
+        if output is None:
+            try:
                 target = take_backup(conn, path, now, "manual")
-                keep = backup_keep()
-                if keep:
-                    prune_backups(path, keep)
-            else:
-                target = output
-                copy_database(conn, output)
-        except OSError as exc:
-            raise StoreError(f"cannot write the backup: {exc.strerror}") from None
+            except (OSError, sqlite3.Error) as exc:
+                raise StoreError(
+                    f"cannot write the backup into {backups_dir(path)}: {_why(exc)}; "
+                    f"{path} was left as it was"
+                ) from None
+            keep = backup_keep()
+            if keep:
+                prune_backups(path, keep, now, spare=target)
+        else:
+            target = output
+            check_backup_target(output, path)  # a database may have appeared meanwhile
+            try:
+                copy_database(conn, output, copy_of=path)
+            except (OSError, sqlite3.Error) as exc:
+                raise StoreError(
+                    f"cannot write the backup to {output}: {_why(exc)}; {path} was left as it was"
+                ) from None
     finally:
         conn.close()
     click.echo(f"Backed up {path} to {target}.")
+
+
+def _why(exc: BaseException) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 @click.command("restore", help=RESTORE_HELP, short_help="Replace the database by a backup.")
@@ -157,16 +176,17 @@ def _render(report, now: datetime) -> str:
         lines.append("Integrity " + ("ok" if not report.integrity else report.integrity[0]))
     if report.counts:
         lines.append("Holds     " + ", ".join(f"{n:,} {t}" for t, n in report.counts.items()))
-    newest = report.backups[-1] if report.backups else None
-    if newest is None:
+    if not report.backups:
         lines.append("Backups   none yet")
     else:
-        age = now - newest.taken_at
-        days = age.days
-        lines.append(
-            f"Backups   {len(report.backups)}; newest {newest.path.name} "
-            f"({'today' if days < 1 else f'{days} days ago'})"
+        from drill.backup import trusted_first
+
+        newest = trusted_first(report.backups, now)[0]
+        days = (now - newest.taken_at).days
+        when = "dated after now" if newest.taken_at > now else "today" if days < 1 else (
+            f"{days} days ago"
         )
+        lines.append(f"Backups   {len(report.backups)}; newest {newest.path.name} ({when})")
     for problem in report.problems:
         lines.append(f"Problem   {problem}")
     for advice in report.advice:

@@ -61,14 +61,16 @@ def parse_now(text: str | None) -> datetime:
     return moment
 
 
-def open_database(db_path: Path | None, *, write: bool, now: datetime | None = None):
+def open_database(
+    db_path: Path | None, *, write: bool, now: datetime | None = None, older_schema: bool = False
+):
     """The database for a command (see drill.store.open_db); backup trouble is a warning."""
     from drill.store import open_db
 
     def warn(message: str) -> None:
         click.echo(f"Warning: {message}", err=True)
 
-    return open_db(db_path, write=write, now=now, warn=warn)
+    return open_db(db_path, write=write, now=now, warn=warn, older_schema=older_schema)
 
 
 def user_days(settings, now_text: str | None):

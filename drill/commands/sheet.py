@@ -72,17 +72,15 @@ def sheet(count, seed, topic, focus, fmt, output, key_path, banks, db_path, now_
     from drill.bank import eligible_questions, load_default_bank
     from drill.errors import KvdrillError
     from drill.instance import make_instance
-    from drill.outfile import protected_files, refuse_protected, write_text
+    from drill.outfile import check_outputs, protected_files, write_text
     from drill.sheet import RENDERERS, build_documents, choose_questions, weak_weights
 
     if key_path is None and output is not None:
         key_path = _key_path_for(output)
     protected = protected_files(db_path)
-    for path in (output, key_path):
-        if path is not None:
-            refuse_protected(path, protected)
     if output is not None and key_path is not None and output.resolve() == key_path.resolve():
         raise KvdrillError(f"the sheet and its key would both be written to {output}")
+    check_outputs([output, key_path], protected)  # both, before either is written
     questions = eligible_questions(load_default_bank(banks), topic)
     if seed is None:
         seed = secrets.randbelow(2**31)

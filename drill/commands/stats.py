@@ -144,12 +144,12 @@ def stats(
 
 def _refuse_the_database(html_path: Path | None, db_path: Path | None) -> list[Path]:
     """The files an --html FILE must not be; it is checked before the database is opened."""
-    from drill.outfile import protected_files, refuse_protected
+    from drill.outfile import check_outputs, protected_files
 
     if html_path is None:
         return []
     protected = protected_files(db_path)
-    refuse_protected(html_path, protected)
+    check_outputs([html_path], protected)
     return protected
 
 
