@@ -21,7 +21,7 @@ from drill.html_page import REPORT_CSS, page_head
 from drill.interview import Answer, InterviewResult
 from drill.interview_plan import clock
 from drill.kinds import kind_of
-from drill.sheet import md_escape
+from drill.markdown_text import md_cell, md_code, md_escape
 from drill.text import printable
 
 TITLE = "kvdrill mock interview: report"
@@ -236,8 +236,13 @@ def _verdict_text(row: QuestionRow) -> str:
 
 
 def _heading(row: QuestionRow) -> str:
+    return f"{row.number}. {_about(row)}"
+
+
+def _about(row: QuestionRow) -> str:
+    """The heading of a question as asked, after its number."""
     about = f"follow-up to {row.follow_up_of}" if row.follow_up_of else row.topic
-    return f"{row.number}. {row.question_id} · {about} · {clock(row.duration_ms / 1000)}"
+    return f"{row.question_id} · {about} · {clock(row.duration_ms / 1000)}"
 
 
 # ----------------------------------------------------------------------------- text
@@ -271,11 +276,6 @@ def render_text(report: Report) -> str:
 # ----------------------------------------------------------------------------- Markdown
 
 
-def _cell(text: str | None) -> str:
-    """Text for a Markdown table cell: one line, escaped, pipes kept as text."""
-    return md_escape(" ".join((text or "").split())).replace("|", "\\|")
-
-
 def render_markdown(report: Report) -> str:
     out = [f"# {TITLE}", "", md_escape(summary_line(report)), "", "## Questions", ""]
     out += [
@@ -286,24 +286,24 @@ def render_markdown(report: Report) -> str:
         name = row.question_id + (f" (follow-up to {row.follow_up_of})" if row.follow_up_of else "")
         answer = row.answer if row.answer is not None else "(passed)"
         cells = [
-            str(row.number), _cell(name), _cell(row.topic), clock(row.duration_ms / 1000),
-            _cell(answer), _cell(_verdict_text(row)), _cell(row.mistake),
+            str(row.number), md_cell(name), md_cell(row.topic), clock(row.duration_ms / 1000),
+            md_cell(answer), md_cell(_verdict_text(row)), md_cell(row.mistake),
         ]  # fmt: skip
         out.append("| " + " | ".join(cells) + " |")
     out += ["", "## By topic", "", "| topic | asked | score | % |", "| --- | ---: | ---: | ---: |"]
     for t in report.topics:
-        out.append(f"| {_cell(t.topic)} | {t.asked} | {_score(t.points)} | {t.percent} |")
+        out.append(f"| {md_cell(t.topic)} | {t.asked} | {_score(t.points)} | {t.percent} |")
     out += ["", "## Drill next", ""]
     if not report.drill_next:
         out.append(_nothing_to_drill(report))
     for i, item in enumerate(report.drill_next, 1):
         out.append(f"{i}. {md_escape(item.what[:1].upper() + item.what[1:])} "
-                   f"({md_escape(item.why)}): `{item.command}`")  # fmt: skip
+                   f"({md_escape(item.why)}): {md_code(item.command)}")  # fmt: skip
     out += ["", "## The questions as asked"]
     for row in report.rows:
-        out += ["", f"### {md_escape(_heading(row))}", ""]
+        out += ["", f"### {row.number}. {md_escape(_about(row))}", ""]
         out += [f"> {md_escape(line)}" if line.strip() else ">" for line in row.asked.splitlines()]
-        answer = md_escape(row.answer) if row.answer is not None else "(passed)"
+        answer = md_escape(row.answer, code_spans=False) if row.answer is not None else "(passed)"
         out += ["", f"**Your answer:** {answer}", ""]
         out += [f"- {md_escape(line.strip())}" for line in row.details if line.strip()]
     return "\n".join(out) + "\n"

@@ -12,8 +12,9 @@ caller weights weak questions up.
 
 A sheet and its key are lists of sections of items; each item is a list of blocks
 (`Block`), which the Markdown and HTML renderers turn into text. Bank text is escaped
-with `html.escape` in HTML, and its `&`, `<` and `>` as entities in Markdown, so markup
-in a bank (`<script>`, `<img onerror=...>`) is shown as text by either.
+with `html.escape` in HTML, and by `drill.markdown_text` in Markdown (every character
+that could make markup escaped, code spans fenced anew), so markup in a bank
+(`<script>`, `<img onerror=...>`, a link) is shown as text by either.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ import hashlib
 import html
 import math
 import random
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from drill.document import Block, Document, Item, Section, letter
 from drill.html_page import page_head
 from drill.kinds import KINDS, kind_of
+from drill.markdown_text import md_code, md_escape
 from drill.text import printable
 
 TITLE = "kvdrill mock interview"
@@ -184,28 +185,6 @@ def build_documents(
 # -------------------------------------------------------------------------- Markdown
 
 
-# a code span: a run of backticks, text, and a run of as many (CommonMark)
-_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
-
-
-def md_escape(text: str) -> str:
-    """Text with no HTML left in it (Markdown passes raw HTML through to the page), no
-    link (brackets escaped: a `[x](javascript:...)` in a bank shows as text, not as a link
-    to click), and no escape sequences (a sheet goes to standard output unless written to
-    a file). Code spans stay as written: Markdown shows their text as it is."""
-    text = printable(text)
-    out, last = [], 0
-    for span in _CODE_SPAN.finditer(text):
-        out += [_md_plain(text[last : span.start()]), span[0]]
-        last = span.end()
-    return "".join([*out, _md_plain(text[last:])])
-
-
-def _md_plain(text: str) -> str:
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("[", "\\[").replace("]", "\\]")
-
-
 def _md_list(items: Sequence[str], marker) -> list[str]:
     lines = []
     for i, item in enumerate(items):
@@ -233,8 +212,8 @@ def _md_block(block: Block) -> list[str]:
         return _md_list(block.items, lambda i: f"- {letter(i)}.")
     if block.kind == "space":
         return ["Answer: " + "_" * 40]
-    if block.kind == "command":  # a code span shows entities as typed: ids need none
-        return [f"Practise this draw: `{block.text}`"]
+    if block.kind == "command":
+        return [f"Practise this draw: {md_code(block.text)}"]
     raise ValueError(f"unknown block kind {block.kind!r}")
 
 
