@@ -440,7 +440,13 @@ def _prepare(
         backup_before(
             conn, path, now, "migration" if migrating else "daily", warn=warn, always=migrating
         )
-    if kind == "kvdrill" and version == SCHEMA_VERSION:
+    from drill.backup import COPY_TABLE
+
+    # a copy by `kvdrill backup` that a command writes to is a database of its own now
+    copy_mark = conn.execute(
+        "select 1 from sqlite_master where type = 'table' and name = ?", [COPY_TABLE]
+    ).fetchone()
+    if kind == "kvdrill" and version == SCHEMA_VERSION and copy_mark is None:
         return db
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         db.enable_wal()
@@ -451,6 +457,7 @@ def _prepare(
         if _kind_of(conn, path) != "kvdrill":
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         migrations.apply(db)
+        conn.execute(f"drop table if exists {COPY_TABLE}")
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
