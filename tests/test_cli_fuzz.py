@@ -3,12 +3,17 @@
 Every command is driven with generated flags and values, answers, bank files,
 config files, history lines and database states (none, a kvdrill database with
 history, an empty file, another application's database, a damaged one, one from
-before the application id). Each run must satisfy one property:
+before the application id, one whose last answer is in its write-ahead log alone,
+a copy made by `kvdrill backup`), and outputs aimed at other databases beside it.
+Each run must satisfy one property:
 
 - it exits 0, or exits 1 or 2 with exactly one line on stderr, `Error: ...`
   (no traceback, no "internal error");
 - the database is byte-identical, or passes `integrity_check` with every review it
-  held before still there.
+  held before still there;
+- the other databases in the folder (another kvdrill database, another application's,
+  one from before the mark) are byte-identical, and no companion file appears beside
+  them.
 
 Examples are derandomised so CI sees the same cases every run; set
 KVDRILL_FUZZ_EXAMPLES=500 KVDRILL_FUZZ_RANDOM=1 for a deeper, random search.
@@ -49,7 +54,7 @@ NASTY = [
     "", " ", "0", "-1", "1", "2", "3", "4", "7", "-0", "nan", "NaN", "inf", "-inf", "1e308",
     "1e309", "-1e308", "1e-320", "1e19", "1e303", "9" * 5000, "0x10", "1_000", "½", "٣",
     "\x1b[31mred\x1b[0m", "\x00", "\udcff", "--", "-h", "/dev/null", "/dev/zero", "DIR", "DB", "DB-wal",
-    "MISSING", "0001-01-01", "9999-12-31T23:59:59", "2026-11-20T09:00:00+00:00",
+    "MISSING", "OTHER", "OTHER-wal", "APP", "OLD", "0001-01-01", "9999-12-31T23:59:59", "2026-11-20T09:00:00+00:00",
     "2026-11-20T09:00:00+25:00", "kv-cache", "quiz-fixture", "qf-kv-bytes", "qf-choice",
     "kv-bytes-per-request", "llama-3-8b", "deepseek-v3", "fp8", "int4", "bf16",
 ]  # fmt: skip
@@ -90,7 +95,31 @@ def _make_states(root: Path) -> dict[str, Path]:
     states["damaged"] = damage_copy = settled_db(root / "damaged.db")
     damage(damage_copy, "middle")
     states["unmarked"] = unmarked_v1(root / "unmarked.db", 1)
+    states["copy"] = root / "copy.db"
+    assert run(cli, ["backup", "--db", str(states["kvdrill"]), "-o", str(states["copy"])]
+               ).exit_code == 0  # fmt: skip
+    states["walonly"] = walonly = root / "walonly.db"
+    shutil.copyfile(states["kvdrill"], walonly)
+    _answer_then_killed(walonly)
     return states
+
+
+def _answer_then_killed(path: Path) -> None:
+    """One more answer committed into the log by a process killed before it closed."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sqlite3, sys\n"
+        "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "conn.execute('pragma journal_mode = wal')\n"
+        "conn.execute('pragma wal_autocheckpoint = 0')\n"
+        "conn.execute(\"insert into reviews (id, question_id, reviewed_at, rating, cram)"
+        " values ('in-the-log', 'qf-kv-bytes', '2026-11-21T10:00:00.000000+00:00', 3, 0)\")\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], check=False)
+    assert path.with_name(path.name + "-wal").stat().st_size > 0
 
 
 @pytest.fixture(scope="module")
@@ -128,9 +157,23 @@ class Workspace:
         self.state = state
         if state != "none":
             shutil.copyfile(states[state], self.db)
+        if state == "walonly":
+            wal = states[state].with_name(states[state].name + "-wal")
+            shutil.copyfile(wal, self.root / "k.db-wal")
         (self.root / "folder").mkdir()
+        self.before_reviews = (
+            _reviews(self.db) if state in ("kvdrill", "unmarked", "walonly", "copy") else set()
+        )
         self.before_sha = _sha(self.db)
-        self.before_reviews = _reviews(self.db) if state in ("kvdrill", "unmarked") else set()
+        # other databases beside it, which no command aimed at them may change
+        self.others = {
+            "OTHER": self.root / "other.db", "APP": self.root / "app.sqlite",
+            "OLD": self.root / "old.db",
+        }  # fmt: skip
+        shutil.copyfile(states["kvdrill"], self.others["OTHER"])
+        shutil.copyfile(states["foreign"], self.others["APP"])
+        shutil.copyfile(states["unmarked"], self.others["OLD"])
+        self.others_before = {name: _sha(path) for name, path in self.others.items()}
 
     def resolve(self, value: str) -> str:
         return {
@@ -138,7 +181,21 @@ class Workspace:
             "DB-wal": str(self.db) + "-wal",
             "DIR": str(self.root / "folder"),
             "MISSING": str(self.root / "missing" / "file"),
+            "OTHER": str(self.root / "other.db"),
+            "OTHER-wal": str(self.root / "other.db-wal"),
+            "APP": str(self.root / "app.sqlite"),
+            "OLD": str(self.root / "old.db"),
         }.get(value, value)
+
+    def others_untouched(self) -> bool:
+        """The other databases byte-identical, with nothing new beside them."""
+        same = all(_sha(p) == self.others_before[n] for n, p in self.others.items())
+        companions = [
+            path.with_name(path.name + suffix)
+            for path in self.others.values()
+            for suffix in ("-wal", "-shm", "-journal", "-unsaved.jsonl")
+        ]
+        return same and not any(c.exists() for c in companions)
 
     def file(self, name: str, data: str | bytes) -> str:
         path = self.root / name
@@ -174,6 +231,7 @@ def check_run(ws: Workspace, args: list[str], input: str | bytes | None = None):
         for copy in (ws.root / "backups").glob("*.db"):  # a restore keeps what it replaced
             kept |= _reviews(copy)
         assert ws.before_reviews <= kept, shown
+    assert ws.others_untouched(), shown
     return result
 
 
@@ -195,12 +253,14 @@ def options(spec: dict[str, st.SearchStrategy | None]) -> st.SearchStrategy[list
     return build()
 
 
-STATE = st.sampled_from(["none", "kvdrill", "empty", "foreign", "damaged", "unmarked"])
+STATE = st.sampled_from(
+    ["none", "kvdrill", "empty", "foreign", "damaged", "unmarked", "walonly", "copy"]
+)
 BANK = st.sampled_from([str(HERE / "banks_quiz"), "MISSING", "DIR", "DB", "/dev/null", "/dev/zero"])
 TIME = st.one_of(st.sampled_from(["2026-11-20T09:00:00+00:00", "2026-11-22T23:59:00-11:00"]),
                  nasty_text())  # fmt: skip
 OUT = st.sampled_from(["OUT", "DB", "DB-wal", "DIR", "MISSING", "/dev/null", "/dev/full",
-                       "/dev/zero"])  # fmt: skip
+                       "/dev/zero", "OTHER", "OTHER-wal", "APP", "OLD"])  # fmt: skip
 
 
 def _fill(ws: Workspace, argv: list[str]) -> list[str]:
