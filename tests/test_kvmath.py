@@ -527,8 +527,16 @@ def test_config_without_dtype_needs_one_for_an_estimate():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"num_hidden_layers": None}, "missing field num_hidden_layers"),
-        ({"num_attention_heads": None}, "missing field num_attention_heads"),
+        (
+            {"num_hidden_layers": None},
+            r"^missing the layer count \(looked for num_hidden_layers, n_layer, num_layers and"
+            r" n_layers\)$",
+        ),
+        (
+            {"num_attention_heads": None},
+            r"^missing the attention head count \(looked for num_attention_heads, n_head,"
+            r" num_heads and n_heads\)$",
+        ),
         ({"num_key_value_heads": 3}, r"num_attention_heads \(8\) is not a multiple of num_key"),
         ({"num_key_value_heads": -2}, "num_key_value_heads must be at least 1, got -2"),
         ({"num_hidden_layers": 0}, "num_hidden_layers must be at least 1, got 0"),
