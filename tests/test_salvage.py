@@ -72,14 +72,17 @@ def test_a_damaged_page_loses_only_the_reviews_it_held(tmp_path):
     assert 10 <= len(lost) <= 30 and 1500 in lost
     assert run("stats", "--db", db).exit_code == 1  # every other command refuses the file
     result = run("export", "--salvage", "-o", tmp_path / "saved.jsonl", "--db", db)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the file is written, but not whole
     saved = tmp_path / "saved.jsonl"
     assert markers(saved) == [n for n in range(3000) if n not in lost]  # in time order
     first, last = min(lost) + 1, max(lost) + 1  # rowid = n + 1
+    assert sorted(lost) == list(range(min(lost), max(lost) + 1))
+    assert {review(n)["reviewed_at"][:10] for n in lost} == {"2026-10-02"}
     assert result.stderr == (
-        f"Saved {3000 - len(lost):,} reviews from {db} to {saved}. Unreadable: rowids "
-        f"{first:,}-{last:,} (at most {len(lost)} reviews). To put them back: kvdrill restore "
-        f"BACKUP, then kvdrill import {saved} (it adds only the reviews the backup lacks).\n"
+        f"Saved {3000 - len(lost):,} reviews from {db} to {saved}. Lost {len(lost)} reviews the"
+        f" file still lists: rowids {first:,}-{last:,}, answered 2026-10-02. To put them back:"
+        f" kvdrill restore BACKUP, then kvdrill import {saved} (it adds only the reviews the"
+        f" backup lacks).\nError: not every review of {db} was saved ({len(lost)} lost)\n"
     )
 
 
@@ -96,8 +99,8 @@ def test_a_restore_then_the_import_brings_back_what_the_backup_lacked(tmp_path):
     conn.close()
     lost = damage_page_of(settle(db), 1500)
     saved = tmp_path / "saved.jsonl"
-    assert run("export", "--salvage", "-o", saved, "--db", db).exit_code == 0
-    backup = tmp_path / "backups" / "k-20261120-120000-manual.db"
+    assert run("export", "--salvage", "-o", saved, "--db", db).exit_code == 1  # some are lost
+    backup = tmp_path / "backups" / "k.db-20261120-120000-manual.db"
     assert run("restore", backup, "--db", db, "--now", "2026-11-20T13:00:00+00:00").exit_code == 0
     result = run("import", saved, "--db", db)
     assert result.exit_code == 0, result.output
@@ -135,11 +138,16 @@ def test_a_row_that_reads_but_an_import_would_refuse_is_left_out(tmp_path):
     conn.execute("update reviews set reviewed_at = 'yesterday' where rowid = 6")
     conn.commit()
     conn.close()
-    result = run("export", "--salvage", "-o", tmp_path / "s.jsonl", "--db", db)
-    assert result.exit_code == 0
-    assert "Saved 18 reviews" in result.stderr
-    assert "Left out, as an import would refuse them: 2." in result.stderr
-    assert markers(tmp_path / "s.jsonl") == [n for n in range(20) if n not in (4, 5)]
+    saved = tmp_path / "s.jsonl"
+    result = run("export", "--salvage", "-o", saved, "--db", db)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Saved 18 reviews from {db} to {saved}. Left out, as an import would refuse them: 2."
+        f" To put them back: kvdrill restore BACKUP, then kvdrill import {saved} (it adds only"
+        f" the reviews the backup lacks).\nError: not every review of {db} was saved (2 left"
+        " out)\n"
+    )
+    assert markers(saved) == [n for n in range(20) if n not in (4, 5)]
 
 
 def test_what_salvage_cannot_do_is_one_line(tmp_path):
@@ -219,7 +227,7 @@ def test_a_table_of_which_nothing_reads_is_an_error_and_no_file(tmp_path):
     result = run("export", "--salvage", "-o", tmp_path / "s.jsonl", "--db", db)
     assert result.exit_code == 1
     assert result.stderr == (
-        f"Error: not one review of {db} could be read (rowids 1 to 3 are damaged);"
+        f"Error: not one review of {db} could be read (lost: rowids 1-3, answered 2026-10-01);"
         " nothing was saved\n"
     )
     assert not (tmp_path / "s.jsonl").exists()
@@ -245,10 +253,16 @@ def test_a_log_that_is_not_the_files_own_is_left_out_and_said(tmp_path):
         db.with_name("k.db-wal").write_bytes((tmp_path / "other.db-wal").read_bytes())
     finally:
         other.close()
-    result = run("export", "--salvage", "-o", tmp_path / "s.jsonl", "--db", db)
-    assert result.exit_code == 0, result.output
-    assert markers(tmp_path / "s.jsonl") == list(range(20))
-    assert "Its write-ahead log could not be read with it and was left out." in result.stderr
+    saved = tmp_path / "s.jsonl"
+    result = run("export", "--salvage", "-o", saved, "--db", db)
+    assert result.exit_code == 1, result.output  # what the log held cannot be accounted for
+    assert markers(saved) == list(range(20))
+    assert result.stderr == (
+        f"Saved 20 reviews from {db} to {saved}. Its write-ahead log could not be read with it"
+        f" and was left out. To put them back: kvdrill restore BACKUP, then kvdrill import"
+        f" {saved} (it adds only the reviews the backup lacks).\nError: not every review of"
+        f" {db} was saved (its write-ahead log left out)\n"
+    )
 
 
 def test_no_room_to_copy_the_log_is_said_as_such(tmp_path, monkeypatch):

@@ -55,9 +55,11 @@ A bad record stops the import with FILE:LINE and nothing from the file is import
 @click.option(
     "--salvage",
     is_flag=True,
-    help="Read what can still be read from a damaged database (JSON Lines only): "
-    "rows on damaged pages are skipped and reported; then `kvdrill restore` a backup and "
-    "`kvdrill import` this file to add back the reviews the backup lacks.",
+    help="Read what can still be read from a damaged database (JSON Lines only), through "
+    "the table and every index that lists the reviews; each review the file still lists is "
+    "saved or reported lost, by rowid range. Exit status 1 (the file still written) when "
+    "any was lost or left out. Then `kvdrill restore` a backup and `kvdrill import` this "
+    "file to add back the reviews the backup lacks.",
 )
 @output_option("Write to this file instead of standard output.")
 @db_option()
@@ -84,9 +86,10 @@ def export_cmd(fmt: str | None, salvage: bool, output: Path | None, db_path: Pat
 
 
 def _salvage(fmt: str, output: Path | None, db_path: Path | None, protected) -> None:
+    from drill.errors import StoreError
     from drill.outfile import atomic_output
     from drill.paths import default_db_path
-    from drill.salvage import salvage_history
+    from drill.salvage import describe_lost, describe_unreadable, salvage_history
 
     if fmt != "jsonl":
         raise click.UsageError("--salvage writes JSON Lines only; leave out --format csv")
@@ -100,14 +103,14 @@ def _salvage(fmt: str, output: Path | None, db_path: Path | None, protected) -> 
             result = salvage_history(path, out)
     where = "standard output" if output is None else str(output)
     lines = [f"Saved {result.saved:,} review{'' if result.saved == 1 else 's'} from {path} to {where}."]
-    if result.unreadable:
-        shown = ", ".join(
-            f"{low:,}" if low == high else f"{low:,}-{high:,}" for low, high in result.unreadable[:5]
-        )
-        more = ", ..." if len(result.unreadable) > 5 else ""
+    if result.lost:
+        count = result.lost_count
         lines.append(
-            f"Unreadable: rowids {shown}{more} (at most {result.unreadable_rowids:,} reviews)."
+            f"Lost {count:,} review{'' if count == 1 else 's'} the file still lists: "
+            f"{describe_lost(result.lost)}."
         )
+    if result.unreadable:
+        lines.append(f"Unreadable: {describe_unreadable(result.unreadable)}.")
     if result.log_left_out:
         lines.append("Its write-ahead log could not be read with it and was left out.")
     if result.failed_checks:
@@ -118,6 +121,18 @@ def _salvage(fmt: str, output: Path | None, db_path: Path | None, protected) -> 
             "(it adds only the reviews the backup lacks)."
         )
     click.echo(" ".join(lines), err=True)
+    if not result.complete:
+        # the file is written; the exit status says it does not hold every review
+        missing = []
+        if result.lost:
+            missing.append(f"{result.lost_count:,} lost")
+        if result.unreadable:
+            missing.append(f"at most {result.unreadable_rowids:,} unreadable")
+        if result.failed_checks:
+            missing.append(f"{result.failed_checks:,} left out")
+        if result.log_left_out:
+            missing.append("its write-ahead log left out")
+        raise StoreError(f"not every review of {path} was saved ({', '.join(missing)})")
 
 
 @click.command("import", help=IMPORT_HELP, short_help="Merge a review history file.")
