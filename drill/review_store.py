@@ -366,24 +366,56 @@ def database_path(db) -> Path | None:
     return None
 
 
+def unsaved_path(database: Path | None) -> Path:
+    """The unsaved-answers file of the database at `database`: `NAME-unsaved.jsonl` beside
+    it, keyed by its whole file name, so `work.db` and `work.sqlite` never share one (an
+    in-memory database: `kvdrill.db-unsaved.jsonl` in the working folder)."""
+    if database is None:
+        return Path.cwd() / "kvdrill.db-unsaved.jsonl"
+    return database.with_name(f"{database.name}-unsaved.jsonl")
+
+
 def rescue_review(db, review: Review) -> Path:
-    """Append a review the database would not take to `<db stem>-unsaved.jsonl` beside it.
+    """Append a review the database would not take to its unsaved-answers file
+    (`unsaved_path`); return that file.
 
     The line is an export record, so `kvdrill import FILE` adds it once the database
-    can be written again. Raises OSError when that file cannot be written either.
+    can be written again (the quiz and the interview merge the file when they start).
+    The line is appended under an exclusive lock on the file, which a merge holds until
+    it has removed the file: a line is never written into a file already merged and
+    removed. Raises OSError when that file cannot be written either.
     """
     from drill.review import ENCODER
 
-    where = database_path(db)
-    folder = where.parent if where is not None else Path.cwd()
-    stem = where.stem if where is not None else "kvdrill"
-    target = folder / f"{stem}-unsaved.jsonl"
+    target = unsaved_path(database_path(db))
     line = ENCODER.encode(review.record())
-    with target.open("a", encoding="utf-8") as out:
-        out.write(line + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-    return target
+    for _attempt in range(10):
+        with target.open("a", encoding="utf-8") as out:
+            if not lock_file(out, target):
+                continue  # merged and removed while we waited: write a new one
+            out.write(line + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        return target
+    raise OSError(f"{target} was removed each time it was opened")
+
+
+def lock_file(handle, path: Path) -> bool:
+    """Lock the open file `handle` (held until it is closed); False when `path` no longer
+    names that file (removed or replaced while we waited for the lock). Without file locks
+    (Windows) it only checks."""
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None
+    if fcntl is not None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    held = os.fstat(handle.fileno())
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return held.st_nlink > 0 and (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
 
 
 def move_dues(db, new_due: Callable[[str, datetime, datetime | None], datetime]) -> int:

@@ -8,6 +8,12 @@ shown; a card still in learning comes back in the same session once its step has
 passed. `u` takes the last answer (or suspend, or bury) back and asks its question
 again; `!` suspends a question, `-` buries it until tomorrow. `q`, end of input and
 Ctrl-C all end with the summary.
+
+An answer never ends a session: a write the database refuses as busy is tried again
+for a while (`AnswerKeeper`), and an answer it still refuses is kept in the
+unsaved-answers file beside it, which the next quiz or interview merges
+(`merge_unsaved`). Under `ending_signals`, SIGTERM and SIGHUP end a session as Ctrl-C
+does, and none of the three cuts an answer's write short.
 """
 
 from __future__ import annotations
@@ -16,15 +22,17 @@ import random
 import secrets
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from drill.bank import eligible_questions
 from drill.days import DayClock
 from drill.deadline import capped_due
-from drill.errors import CardError, KvdrillError, StoreError
+from drill.errors import CardError, HistoryError, KvdrillError, StoreError
 from drill.kinds import kind_of
 from drill.plan import (
     LEARNING_STATES,
@@ -44,17 +52,20 @@ from drill.plan import (
 from drill.review import Review, params_text
 from drill.review_store import (
     CardChange,
+    database_path,
     end_session,
     get_card,
     hold_card,
     last_ratings,
     load_cards,
+    lock_file,
     new_cards_since,
     performance_by_question,
     record_answer,
     rescue_review,
     start_session,
     undo,
+    unsaved_path,
 )
 from drill.screen import PLAIN, Screen, verdict_roles
 from drill.session_text import (
@@ -68,15 +79,20 @@ from drill.session_text import (
     local_time,
     opening_line,
     parse_rating,
+    plural,
     render_summary,
 )
 from drill.settings import read_settings
 from drill.srs import DEFAULT_RETENTION, iso, new_card_row, parse_iso, review_row
 from drill.text import printable, stored_answer
 
-__all__ = ["SessionIO", "SessionOptions", "SessionResult", "plan_review", "run_session"]
+__all__ = [
+    "AnswerKeeper", "SessionIO", "SessionOptions", "SessionResult", "Terminated",
+    "ending_signals", "merge_unsaved", "plan_review", "run_session",
+]  # fmt: skip
 
 DAY = timedelta(days=1)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -136,12 +152,281 @@ def _misconception_name(misconception_id: str) -> str:
     return catalogue_entry(misconception_id).name
 
 
+# -- signals: SIGTERM and SIGHUP end a session as Ctrl-C does; none cuts a write short
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP during a session: taken as Ctrl-C is (the answer graded is
+    kept with the suggested rating, then the session ends with its summary)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@dataclass
+class _Signals:
+    deferring: int = 0  # deferred_signals blocks open
+    pending: int | None = None  # the first signal that came during one
+
+
+_SIGNALS = _Signals()
+
+
+def _interruption(signum: int) -> KeyboardInterrupt:
+    import signal
+
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    if _SIGNALS.deferring:
+        if _SIGNALS.pending is None:
+            _SIGNALS.pending = signum
+        return
+    raise _interruption(signum)
+
+
+@contextmanager
+def ending_signals() -> Iterator[None]:
+    """While the block runs (a quiz or an interview): SIGTERM and SIGHUP raise
+    `Terminated`, which the session takes as Ctrl-C, and SIGINT, SIGTERM or SIGHUP
+    coming during `deferred_signals` waits for `raise_pending`. A signal ignored when
+    the block starts (nohup, a background job's SIGINT) stays ignored; the previous
+    handlers come back afterwards. Outside the main thread it changes nothing."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    installed: dict[int, Any] = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is None:  # Windows has no SIGHUP
+            continue
+        current = signal.getsignal(signum)
+        python_default = name != "SIGINT" or current is signal.default_int_handler
+        if current is signal.SIG_IGN or not python_default:
+            continue
+        installed[signum] = signal.signal(signum, _on_signal)
+    try:
+        yield
+    finally:
+        for signum, previous in installed.items():
+            signal.signal(signum, previous)
+        _SIGNALS.pending = None
+
+
+@contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold back a signal that comes in the block (under `ending_signals`) until
+    `raise_pending`: an answer's write, and the session's count of it, are never cut
+    short."""
+    _SIGNALS.deferring += 1
+    try:
+        yield
+    finally:
+        _SIGNALS.deferring -= 1
+
+
+def signal_pending() -> bool:
+    return _SIGNALS.pending is not None
+
+
+def raise_pending() -> None:
+    """Raise what a signal held back by `deferred_signals` would have raised."""
+    if not _SIGNALS.deferring and _SIGNALS.pending is not None:
+        signum, _SIGNALS.pending = _SIGNALS.pending, None
+        raise _interruption(signum)
+
+
+# -- answers the database refuses
+
+# attempts beyond the first at a write the database refuses as busy; each waits out
+# SQLite's busy timeout (drill.store.BUSY_TIMEOUT_MS, 10 s) for the lock
+BUSY_RETRIES = 3
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_FULL = 5, 6, 8, 13
+
+
+def _sqlite_code(exc: BaseException) -> tuple[int | None, str]:
+    """The primary SQLite result code behind a StoreError (None when unknown) and the
+    SQLite message."""
+    cause = exc.__context__
+    if not isinstance(cause, sqlite3.Error):
+        return None, ""
+    code = getattr(cause, "sqlite_errorcode", None)  # Python 3.11+
+    return (code & 0xFF if isinstance(code, int) else None), str(cause).lower()
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether the database refused a write because another connection held its lock."""
+    code, text = _sqlite_code(exc)
+    if code is not None:
+        return code in (_SQLITE_BUSY, _SQLITE_LOCKED)
+    return "database is locked" in text or "database is busy" in text
+
+
+def why_not_saved(exc: BaseException) -> str:
+    """Why the database refused a write, in a few words."""
+    code, text = _sqlite_code(exc)
+    if is_busy(exc):
+        return "the database stayed busy (another kvdrill was writing to it)"
+    if code == _SQLITE_FULL or (code is None and "disk is full" in text):
+        return "the disk is full"
+    if code == _SQLITE_READONLY or (code is None and "readonly" in text):
+        return "the database is read-only"
+    return str(exc).rstrip(".")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What became of one answer: `change` when the database took it; else the lines that
+    say where it is kept, and `kept_in` the file (None: only printed)."""
+
+    change: CardChange | None
+    lines: tuple[str, ...] = ()
+    kept_in: Path | None = None
+
+
+@dataclass
+class AnswerKeeper:
+    """Writes a session's answers: a write the database refuses as busy is tried again
+    (BUSY_RETRIES times, saying once that it waits); an answer it still refuses is
+    appended to the unsaved-answers file beside it, or when even that fails, printed to
+    keep. Either way the session goes on."""
+
+    db: Any
+    tell: Callable[[str], None]  # one line to show while waiting
+    kept: int = 0  # answers in the unsaved-answers file
+    kept_in: Path | None = None
+    shown: int = 0  # answers only printed
+
+    def write(self, action: Callable[[], T]) -> T:
+        """`action()` (one write transaction), tried again while the database is busy;
+        a signal that comes meanwhile waits for its end (and ends the waiting)."""
+        attempt = 0
+        while True:
+            try:
+                with deferred_signals():
+                    return action()
+            except StoreError as exc:
+                if not is_busy(exc) or attempt >= BUSY_RETRIES or signal_pending():
+                    raise
+            if attempt == 0:
+                try:
+                    self.tell("The database is busy: another kvdrill is writing to it. Waiting...")
+                except OSError:
+                    pass  # the answer matters more than the news
+            attempt += 1
+
+    def record(
+        self, review: Review, reschedule, *, counted_correct: bool, leech_threshold: int = 0
+    ) -> Stored:
+        """Store one answer (drill.review_store.record_answer), or keep it outside the
+        database."""
+        try:
+            change = self.write(lambda: record_answer(
+                self.db, review, reschedule, counted_correct=counted_correct,
+                leech_threshold=leech_threshold,
+            ))  # fmt: skip
+        except StoreError as exc:
+            with deferred_signals():
+                return self.rescue(review, why_not_saved(exc))
+        return Stored(change)
+
+    def rescue(self, review: Review, why: str) -> Stored:
+        try:
+            path = rescue_review(self.db, review)
+        except OSError:
+            from drill.review import ENCODER
+
+            self.shown += 1
+            return Stored(None, (
+                "Your answer could not be saved, nor written beside the database. Keep this",
+                "line in a file and add it later with `kvdrill import FILE`:",
+                ENCODER.encode(review.record()),
+            ))  # fmt: skip
+        self.kept += 1
+        self.kept_in = path
+        return Stored(None, (
+            f"Not saved to the database: {why}. Your answer is kept in {path}; the next "
+            "`kvdrill quiz` adds it.",
+        ), path)  # fmt: skip
+
+
+def merge_unsaved(
+    db, scheduler, say: Callable[[str], None], warn: Callable[[str], None]
+) -> int:
+    """Merge the answers kept beside the database while it could not be written: its
+    unsaved-answers file (drill.review_store.unsaved_path) and, for a database named
+    `STEM.db`, the older `STEM-unsaved.jsonl`. Each is imported by review id as
+    `kvdrill import` does (importing twice adds nothing) and removed once the import has
+    committed, under the lock the rescue writes under. A file that cannot be merged (a
+    bad line, a database still busy) is left as it is, with a one-line warning. Returns
+    the answers added."""
+    where = database_path(db)
+    if where is None:
+        return 0
+    files = [unsaved_path(where)]
+    if where.suffix == ".db":
+        files.append(where.with_name(f"{where.stem}-unsaved.jsonl"))
+    added = 0
+    for path in files:
+        count = _merge_file(db, path, scheduler, warn)
+        if count:
+            say(f"Merged {plural(count, 'answer')} saved while the database could not be "
+                f"written (from {path}).")  # fmt: skip
+        added += count
+    return added
+
+
+def _merge_file(db, path: Path, scheduler, warn: Callable[[str], None]) -> int:
+    if not path.is_file():  # none (the usual case); a folder or a device is no such file
+        return 0
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        warn(f"cannot read {path} ({exc.strerror}); the answers kept in it were not merged")
+        return 0
+    with handle:
+        if not lock_file(handle, path):
+            return 0  # another kvdrill merged it meanwhile
+        from drill.history import import_history
+
+        try:
+            result = import_history(db, path, scheduler, fmt="jsonl")
+        except HistoryError as exc:
+            warn(f"{exc}; the answers kept in that file were not merged, and it is left as "
+                 "it is (mend that line, then `kvdrill import` the file)")  # fmt: skip
+            return 0
+        except (KvdrillError, sqlite3.Error) as exc:
+            warn(f"the answers kept in {path} were not merged yet: {_merge_failure(exc)}; "
+                 "they stay there")  # fmt: skip
+            return 0
+        try:
+            path.unlink()
+        except OSError as exc:
+            warn(f"merged {path} but cannot remove it ({exc.strerror}); merging it again "
+                 "adds nothing")  # fmt: skip
+    return result.added
+
+
+def _merge_failure(exc: BaseException) -> str:
+    if isinstance(exc, sqlite3.Error):
+        from drill.store import describe_sqlite_error
+
+        return describe_sqlite_error(exc)
+    return why_not_saved(exc)
+
+
 _COUNTERS = ("answered", "right", "wrong", "skipped", "suspended", "buried")
 
 
 @dataclass(frozen=True)
 class _Done:
-    """An action `u` can take back, and the session as it stood when its item was shown."""
+    """An action `u` can take back, and the session as it stood when its item was shown;
+    or, with `refusal`, an answer the database never took, which `u` cannot take back."""
 
     change: CardChange
     item: PlanItem
@@ -149,6 +434,7 @@ class _Done:
     queue: Queue  # without the item
     counters: tuple[int, ...]
     review_ids: int
+    refusal: str | None = None  # why `u` cannot take it back
 
 
 @dataclass
@@ -162,7 +448,8 @@ class _Session:
     result: SessionResult
     session_seed: int
     queue: Queue
-    scheduler: Any = None
+    scheduler: Any
+    keeper: AnswerKeeper
     position: int = 0
     history: list[_Done] = field(default_factory=list)
     redo: tuple[PlanItem, int, Queue] | None = None  # an undone item, asked again next
@@ -208,7 +495,7 @@ class _Session:
             else:
                 found = self.take_next()
                 if found is None:
-                    if self.history and self.last_chance():
+                    if self.history and not self.history[-1].refusal and self.last_chance():
                         continue
                     return
                 item, rest = found
@@ -274,8 +561,9 @@ class _Session:
                     return
                 continue
             if command in ("!", "-"):
-                self.hold(before, suspend=command == "!")
-                return
+                if self.hold(before, suspend=command == "!"):
+                    return
+                continue
             if command == "h":
                 # each h shows the next hint; any hint caps the suggested rating at Hard
                 if hints_shown < len(instance.hints):
@@ -307,19 +595,30 @@ class _Session:
             suggested = min(suggested, 2)
         lines = kind.verdict_lines(instance, verdict)
         graded = not kind.self_rated
-        self.say(*lines, roles=verdict_roles(lines, bool(verdict.correct) if graded else None))
-        if instance.evidence:
-            self.say(*self.deps.evidence_lines(instance.evidence))
-        rating, stop = self.read_rating(suggested)
+        try:
+            self.say(*lines, roles=verdict_roles(lines, bool(verdict.correct) if graded else None))
+            if instance.evidence:
+                self.say(*self.deps.evidence_lines(instance.evidence))
+            rating, stop = self.read_rating(suggested)
+        except OSError:
+            # the terminal is gone (hung up, a closed pipe): keep the answer as Ctrl-C does
+            self.store(instance, verdict, text, suggested, duration_ms)
+            raise
         if rating is None:
             self.say("Not saved.")
         else:
-            change = self.store(instance, verdict, text, rating, duration_ms)
-            self.history.append(replace(before, change=change))
-            if not self.practice:
-                self.queue = after_answer(self.queue, item.question_id, change.after, rating)
-            if change.leech:
-                self.say_leech(item.question_id)
+            stored = self.store(instance, verdict, text, rating, duration_ms)
+            change = stored.change
+            if change is None:  # kept outside the database: the card did not change
+                kept = f"it waits in {stored.kept_in}" if stored.kept_in else "it was printed above"
+                self.history.append(replace(before, refusal=kept))
+            else:
+                self.history.append(replace(before, change=change))
+                if not self.practice:
+                    self.queue = after_answer(self.queue, item.question_id, change.after, rating)
+                if change.leech:
+                    self.say_leech(item.question_id)
+        raise_pending()  # a signal that came while the answer was written ends it here
         if stop:
             raise _Stop(stop)
 
@@ -342,8 +641,12 @@ class _Session:
             except _Stop as stop:
                 return suggested, stop.reason
             except KeyboardInterrupt:
-                # the answer is in: keep it with the suggested rating, then stop
-                self.io.write("\n")
+                # Ctrl-C, SIGTERM or SIGHUP (Terminated): the answer is in; keep it with the
+                # suggested rating, then stop
+                try:
+                    self.io.write("\n")
+                except OSError:
+                    pass  # a terminal hung up takes no more output; the answer is still kept
                 return suggested, "interrupt"
             if command in ("?", "help"):
                 self.say(*keys_help(RATING_KEYS))
@@ -376,7 +679,10 @@ class _Session:
 
     # -- changes to the database
 
-    def store(self, instance, verdict, text: str, rating: int, duration_ms: int) -> CardChange:
+    def store(self, instance, verdict, text: str, rating: int, duration_ms: int) -> Stored:
+        """Save one answer; its `change` is None when the database refused it and it was
+        kept outside (AnswerKeeper). A signal that comes meanwhile waits for the caller's
+        `raise_pending`."""
         result = self.result
         now = self.io.now()
         graded = not kind_of(instance.kind).self_rated
@@ -415,52 +721,70 @@ class _Session:
                 row["due"] = iso(due)
             return row
 
-        try:
-            change = record_answer(
-                self.db,
+        keeper = self.keeper
+        with deferred_signals():  # the answer's write and its count, whole
+            stored = keeper.record(
                 review,
                 None if self.practice else reschedule,
                 counted_correct=counted_right,
                 leech_threshold=self.options.leech_threshold,
             )
-        except StoreError:
-            self.say(*self.rescue(review))
-            raise
-        result.review_ids.append(review.id)
-        result.answered += 1
-        if counted_right:
-            result.right += 1
-        else:
-            result.wrong += 1
-        self.say(f"Saved: {RATING_NAMES[rating]}.")
-        return change
+            result.answered += 1
+            if counted_right:
+                result.right += 1
+            else:
+                result.wrong += 1
+            if stored.change is not None:
+                result.review_ids.append(review.id)
+            result.unsaved, result.unsaved_shown = keeper.kept, keeper.shown
+            if keeper.kept_in is not None:
+                result.unsaved_file = str(keeper.kept_in)
+        self.say(*stored.lines or [f"Saved: {RATING_NAMES[rating]}."])
+        return stored
 
-    def hold(self, before: _Done, *, suspend: bool) -> None:
-        """Suspend (`!`) or bury (`-`) the question shown."""
+    def hold(self, before: _Done, *, suspend: bool) -> bool:
+        """Suspend (`!`) or bury (`-`) the question shown; False (said) when the database
+        refused it, and the question stays."""
         now = self.io.now()
         qid = before.item.question_id
-        if suspend:
-            change = hold_card(self.db, qid, now, suspend=True)
+        until = None if suspend else self.days.next_day_start(now)
+        try:
+            change = self.keeper.write(
+                lambda: hold_card(self.db, qid, now, suspend=suspend, bury_until=until)
+            )
+        except StoreError as exc:
+            self.say(f"Not {'suspended' if suspend else 'buried'}: {why_not_saved(exc)}. "
+                     "The question is still yours to answer.")  # fmt: skip
+            return False
+        if until is None:
             self.result.suspended += 1
             self.say(f"Suspended until `kvdrill unsuspend {qid}`.")
         else:
-            until = self.days.next_day_start(now)
-            change = hold_card(self.db, qid, now, bury_until=until)
             self.result.buried += 1
             self.say(f"Buried until tomorrow ({local_time(until, self.days)}).")
         self.history.append(replace(before, change=change))
         self.queue = drop(self.queue, qid)
+        return True
 
     def take_back(self) -> bool:
         """Undo the last answer, suspend or bury; its question is asked again next."""
         if not self.history:
             self.say("Nothing to undo in this session.")
             return False
+        refusal = self.history[-1].refusal
+        if refusal:
+            self.say(f"Cannot undo: the last answer is not in the database ({refusal}), so "
+                     "there is nothing to take back.")  # fmt: skip
+            return False
         done = self.history.pop()
         try:
-            undo(self.db, done.change)
+            self.keeper.write(lambda: undo(self.db, done.change))
         except CardError as exc:
             self.say(f"Cannot undo: {exc}.")
+            return False
+        except StoreError as exc:
+            self.history.append(done)  # nothing changed: u may try again
+            self.say(f"Cannot undo now: {why_not_saved(exc)}.")
             return False
         result = self.result
         for name, value in zip(_COUNTERS, done.counters, strict=True):
@@ -478,21 +802,6 @@ class _Session:
         cause = card_lapse_cause(self.db, question_id, self.scheduler)
         name = _misconception_name(cause.misconception) if cause.misconception else None
         self.say(*leech_lines(question_id, cause, name), roles=["mistake", None])
-
-    def rescue(self, review: Review) -> list[str]:
-        """Keep an answer the database refused, and say where it went."""
-        try:
-            path = rescue_review(self.db, review)
-        except OSError:
-            from drill.review import ENCODER
-
-            return [
-                "Your answer could not be saved, nor written beside the database. Keep this",
-                "line in a file and add it later with `kvdrill import FILE`:",
-                ENCODER.encode(review.record()),
-            ]
-        return [f"Your answer could not be saved; it was written to {path}: "
-                "`kvdrill import` adds it once the database can be written."]
 
 
 def run_session(
@@ -531,8 +840,13 @@ def run_session(
 
         chosen = drill_questions(db, chosen, options.drill)
     session_id = str(uuid.uuid4())
+
+    def tell(line: str) -> None:
+        io.write(io.screen.lines([printable(line)]))
+
+    keeper = AnswerKeeper(db, tell)
     # lifts burials that have ended, before the cards are read
-    start_session(db, session_id, iso(started), mode)
+    keeper.write(lambda: start_session(db, session_id, iso(started), mode))
     cards = load_cards(db)
     queue = Queue()
     if mode == "drill":
@@ -566,7 +880,7 @@ def run_session(
     result = SessionResult(session_id, mode, len(plan), started, learn_ahead=options.learn_ahead)
     session = _Session(
         db, {q.id: q for q in chosen}, options, io, deps, days, result, session_seed, queue,
-        scheduler,
+        scheduler, keeper,
     )  # fmt: skip
     soon = coming(queue, started, options.learn_ahead) - len(plan)
     drill_name = _misconception_name(options.drill) if options.drill else ""
@@ -575,9 +889,12 @@ def run_session(
         session.run()
     except _Stop as stop:
         result.ended_by = stop.reason
-    except KeyboardInterrupt:
-        io.write("\n")
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP
         result.ended_by = "interrupt"
+        try:
+            io.write("\n")
+        except OSError:
+            pass  # a terminal hung up: the summary below fails as the session ends
     except (StoreError, OSError):
         # the database stopped taking writes, or the output did (a full disk, a closed
         # terminal or pipe): close the session row if it still can
@@ -587,7 +904,12 @@ def run_session(
             pass  # `kvdrill doctor --repair` closes it later
         raise
     result.ended_at = io.now()
-    end_session(db, result.session_id, iso(result.ended_at))
+    try:
+        keeper.write(lambda: end_session(db, result.session_id, iso(result.ended_at)))
+    except StoreError as exc:
+        # every answer is stored or kept already: the summary still comes
+        session.say(f"The session's end time was not saved ({why_not_saved(exc)}); "
+                    "`kvdrill doctor --repair` closes the session.")  # fmt: skip
     new_now = new_cards_since(db, iso(days.day_start(result.ended_at)))
     fill_summary(result, chosen, load_cards(db), session.queue, options.new_limit - new_now)
     io.write(render_summary(result))

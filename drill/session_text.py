@@ -97,7 +97,24 @@ class SessionResult:
     new_waiting: int = 0
     learning_left: list[datetime] = field(default_factory=list)  # when each comes back
     learn_ahead: timedelta = timedelta(0)
-    review_ids: list[str] = field(default_factory=list)
+    review_ids: list[str] = field(default_factory=list)  # the answers the database took
+    # answers the database refused: kept in the unsaved-answers file, or only printed
+    unsaved: int = 0
+    unsaved_file: str | None = None
+    unsaved_shown: int = 0
+
+
+def unsaved_lines(kept: int, kept_in: object, shown: int) -> list[str]:
+    """What became of the answers the database refused, for a session's end."""
+    lines = []
+    if kept:
+        them = "it" if kept == 1 else "them"
+        lines.append(f"Not in the database yet: {plural(kept, 'answer')}, kept in {kept_in}; "
+                     f"the next `kvdrill quiz` adds {them}.")  # fmt: skip
+    if shown:
+        lines.append(f"Saved nowhere: {plural(shown, 'answer')}, printed above; `kvdrill import "
+                     "FILE` adds a file holding those lines.")  # fmt: skip
+    return lines
 
 
 def render_summary(result: SessionResult) -> str:
@@ -137,6 +154,7 @@ def render_summary(result: SessionResult) -> str:
         lines.append("Nothing scheduled yet.")
     if result.new_waiting:
         lines.append(f"New questions left for today: {result.new_waiting}.")
+    lines += unsaved_lines(result.unsaved, result.unsaved_file, result.unsaved_shown)
     return "\n".join(lines) + "\n"
 
 

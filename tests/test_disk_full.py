@@ -1,4 +1,5 @@
-"""A database that stops taking writes mid-session: the answer is kept elsewhere, the session closed."""
+"""A database that stops taking writes mid-session: the answer is kept elsewhere, the session
+goes on and is closed."""
 
 import json
 from datetime import timedelta
@@ -12,7 +13,6 @@ import drill.session
 from drill.bank import load_bank
 from drill.cli import cli
 from drill.days import UTC_DAYS
-from drill.errors import StoreError
 from drill.session import SessionOptions, run_session
 from drill.srs import iso
 from drill.store import open_db
@@ -41,23 +41,23 @@ class FillingTerminal(Terminal):
 def session_until_full(tmp_path):
     db = open_db(tmp_path / "k.db")
     term = FillingTerminal(db, ["2 MiB", "", LONG_ANSWER, "", "q"])
-    with pytest.raises(StoreError) as caught:
-        run_session(db, load_bank([BANK_DIR]), OPTIONS, term.io(), days=UTC_DAYS,
-                    evidence_lines=lambda claims: [])  # fmt: skip
-    return db, term, caught.value
+    result = run_session(db, load_bank([BANK_DIR]), OPTIONS, term.io(), days=UTC_DAYS,
+                         evidence_lines=lambda claims: [])  # fmt: skip
+    return db, term, result
 
 
-def test_a_refused_answer_is_written_beside_the_database_and_the_session_closed(tmp_path):
-    db, term, error = session_until_full(tmp_path)
-    assert str(error) == (
-        f"no space left to write {tmp_path / 'k.db'} (database or disk is full); "
-        "free some space and try again"
-    )
-    rescue = tmp_path / "k-unsaved.jsonl"
+def test_a_refused_answer_is_written_beside_the_database_and_the_session_goes_on(tmp_path):
+    db, term, result = session_until_full(tmp_path)
+    rescue = tmp_path / "k.db-unsaved.jsonl"
     assert (
-        f"Your answer could not be saved; it was written to {rescue}: `kvdrill import` adds it "
-        "once the database can be written.\n"
+        f"Not saved to the database: the disk is full. Your answer is kept in {rescue}; the "
+        "next `kvdrill quiz` adds it.\n\n[3/4] quiz-fixture · new\n"
     ) in term.text
+    assert (result.ended_by, result.answered, result.unsaved, result.unsaved_file) == (
+        "quit", 2, 1, str(rescue))
+    assert term.text.endswith(
+        f"Not in the database yet: 1 answer, kept in {rescue}; the next `kvdrill quiz` adds it.\n"
+    )
     (line,) = rescue.read_text(encoding="utf-8").splitlines()
     record = json.loads(line)
     assert {k: record[k] for k in ("question_id", "reviewed_at", "rating", "correct", "cram")} == {
@@ -68,12 +68,12 @@ def test_a_refused_answer_is_written_beside_the_database_and_the_session_closed(
         "cram": False,
     }
     assert record["answer"] == LONG_ANSWER
-    # the first answer is in; the session row is closed
+    # the first answer is in; the session row is closed when the session ends
     assert [r["question_id"] for r in db.query("select question_id from reviews")] == [
         "qf-kv-bytes"
     ]
     assert list(db.query("select answered, ended_at from sessions")) == [
-        {"answered": 1, "ended_at": iso(T0 + timedelta(seconds=80))}
+        {"answered": 1, "ended_at": iso(T0 + timedelta(seconds=100))}
     ]
     db.conn.close()
     # once there is room again, import brings the answer back
@@ -87,7 +87,7 @@ def test_when_nothing_can_be_written_the_answer_is_shown_to_keep(tmp_path, monke
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(drill.session, "rescue_review", no_room)
-    _db, term, _error = session_until_full(tmp_path)
+    _db, term, result = session_until_full(tmp_path)
     lines = term.text.splitlines()
     # (the scripted terminal echoes no Enter, so the message follows the rating prompt)
     at = next(i for i, line in enumerate(lines) if line.endswith(
@@ -96,7 +96,14 @@ def test_when_nothing_can_be_written_the_answer_is_shown_to_keep(tmp_path, monke
     record = json.loads(lines[at + 2])
     assert record["question_id"] == "qf-decode-bound"
     assert record["answer"] == LONG_ANSWER
-    assert not (tmp_path / "k-unsaved.jsonl").exists()
+    assert not (tmp_path / "k.db-unsaved.jsonl").exists()
+    # the session went on; its summary says where the answer is
+    assert lines[at + 4] == "[3/4] quiz-fixture · new"
+    assert (result.unsaved, result.unsaved_shown) == (0, 1)
+    assert lines[-1] == (
+        "Saved nowhere: 1 answer, printed above; `kvdrill import FILE` adds a file holding "
+        "those lines."
+    )
 
 
 

@@ -99,25 +99,66 @@ def read_input_line(stream) -> str | None:
 
 @contextmanager
 def _sigint_for_main_thread_only():
-    """Block SIGINT while importing what starts worker threads.
+    """Block SIGINT, SIGTERM and SIGHUP while importing what starts worker threads.
 
     sqlite_utils imports numpy, whose BLAS starts worker threads at import. A
     signal sent to the process may land on any thread that does not block it, and
     one landing on a worker never interrupts the main thread's blocking read of
-    the answer: Ctrl-C would be lost. Threads inherit the signal mask of the
-    thread that starts them, so starting them with SIGINT blocked keeps Ctrl-C
-    for the main thread.
+    the answer: Ctrl-C (or a SIGTERM, or the terminal's SIGHUP) would not end the
+    session until the next line. Threads inherit the signal mask of the thread that
+    starts them, so starting them with these blocked keeps them for the main thread.
     """
     import signal
 
     if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    ending = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, ending)
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def utf8_text(ctx, param, value):
+    """A click callback: refuse an argument (or each of several) that is not UTF-8 text
+    (bytes the system could not decode arrive as lone surrogates, which can be neither
+    stored nor looked up)."""
+    from drill.text import valid_text
+
+    for text in value if isinstance(value, tuple) else [value]:
+        if text is not None and valid_text(text) != text:
+            raise click.BadParameter(f"{valid_text(text)!r} is not valid UTF-8 text", ctx, param)
+    return value
+
+
+def merge_unsaved_answers(db, scheduler, *, err: bool = False) -> None:
+    """Merge the answers kept beside the database while it could not be written
+    (drill.session.merge_unsaved): a line when some were merged, a warning for a file
+    that could not be."""
+    from drill.session import merge_unsaved
+
+    def warn(message: str) -> None:
+        click.echo(f"Warning: {message}", err=True)
+
+    merge_unsaved(db, scheduler, lambda line: click.echo(line, err=err), warn)
+
+
+def unsaved_error(kept: int, kept_in, shown: int) -> str | None:
+    """The one-line error a quiz or an interview ends with when the database refused
+    answers (kept in the unsaved-answers file, or only printed); None when it took all."""
+    from drill.session_text import plural
+
+    parts = []
+    if kept:
+        parts.append(f"{plural(kept, 'answer')} could not be saved to the database and "
+                     f"{'waits' if kept == 1 else 'wait'} in {kept_in} (the next `kvdrill quiz` "
+                     f"adds {'it' if kept == 1 else 'them'})")  # fmt: skip
+    if shown:
+        parts.append(f"{plural(shown, 'answer')} could be saved nowhere and "
+                     f"{'was' if shown == 1 else 'were'} printed to keep")  # fmt: skip
+    return "; ".join(parts) or None
 
 
 class _FiniteRange(click.FloatRange):
@@ -164,6 +205,7 @@ def _write(text: str) -> None:
 @click.option(
     "--drill",
     metavar="MISCONCEPTION",
+    callback=utf8_text,
     help="Practise the questions that test one named mistake (an id such as "
     "forgot-kv-factor); the schedule is not changed.",
 )
@@ -192,7 +234,8 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, dri
     with _sigint_for_main_thread_only():
         from drill.bank import load_default_bank
         from drill.deadline import retention_toward
-        from drill.session import SessionOptions, run_session
+        from drill.errors import KvdrillError
+        from drill.session import SessionOptions, ending_signals, run_session
         from drill.settings import read_settings
 
     io = _session_io(now_text, tick_s)
@@ -202,6 +245,8 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, dri
     db = open_database(db_path, write=True, now=now())
     try:
         settings = read_settings(db)
+        # answers a busy or full database refused last time, before anything is planned
+        merge_unsaved_answers(db, settings.scheduler(fuzz=not no_fuzz))
         days = user_days(settings, now_text)
         if retention is None:
             retention = settings.retention
@@ -221,6 +266,10 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, dri
             interview=settings.interview_date,
         )
         bank = load_default_bank(banks)
-        run_session(db, bank, options, io, days=days)
+        with ending_signals():  # SIGTERM and SIGHUP end the session as Ctrl-C does
+            result = run_session(db, bank, options, io, days=days)
     finally:
         db.conn.close()
+    problem = unsaved_error(result.unsaved, result.unsaved_file, result.unsaved_shown)
+    if problem:
+        raise KvdrillError(problem)

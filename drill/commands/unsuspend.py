@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from drill.commands.options import db_option, now_option, open_database, parse_now
+from drill.commands.quiz import utf8_text
 
 UNSUSPEND_HELP = """Bring suspended or buried questions back, or list them.
 
@@ -91,7 +92,7 @@ def render_held(records: list[dict]) -> str:
 
 
 @click.command("unsuspend", help=UNSUSPEND_HELP, short_help="Unsuspend or list held questions.")
-@click.argument("question_ids", nargs=-1, metavar="[ID]...")
+@click.argument("question_ids", nargs=-1, metavar="[ID]...", callback=utf8_text)
 @click.option("--list", "list_held", is_flag=True, help="List suspended and buried questions.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (keys above).")
 @db_option()
