@@ -6,9 +6,10 @@ interview nothing is marked until the end: after an answer only the time it took
 shown. Each prompt shows the clock: the time gone, the time left and the question's
 share of it. Each answer is graded at once (drill.grade, the suggested rating becomes
 the review's rating) and handed to `save` before the next question is shown, so
-Ctrl-C, `q` or the end of input lose no answer given. `s` passes a question: it is
-saved as a miss (rating Again), since an interviewer heard no answer. When the time
-is up no further question is asked; the answer being typed then is still kept.
+Ctrl-C (SIGTERM and SIGHUP too, under drill.session.ending_signals), `q` or the end of
+input lose no answer given. `s` passes a question: it is saved as a miss (rating
+Again), since an interviewer heard no answer. When the time is up no further question
+is asked; the answer being typed then is still kept.
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ def run_interview(
     grade: Callable[..., Verdict] | None = None,
 ) -> InterviewResult:
     """Ask `turns` within `minutes`; every answer goes to `save` before the next question."""
+    from drill.session import deferred_signals, raise_pending
+
     if grade is None:
         from drill.grade import grade as grade_answer
 
@@ -160,16 +163,23 @@ def run_interview(
                     continue
                 answer = Answer(turn, text, verdict, shown_at, answered_at)
                 break
-            save(answer)
-            result.answers.append(answer)
+            # a signal (drill.session.ending_signals) waits until the answer is saved
+            # and counted
+            with deferred_signals():
+                save(answer)
+                result.answers.append(answer)
             took = clock(answer.duration_ms / 1000)
             what = "Passed" if answer.text is None else "Noted"
             say(f"{what} ({took} on this question; the share is {clock(share_s)}).")
+            raise_pending()
     except _Stop as stop:
         result.ended_by = stop.reason
-    except KeyboardInterrupt:
-        io.write("\n")
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP
         result.ended_by = "interrupt"
+        try:
+            io.write("\n")
+        except OSError:
+            pass  # a terminal hung up takes no more output; the answers are saved
     result.ended_at = io.now()
     return result
 

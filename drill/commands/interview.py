@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import uuid
+from datetime import datetime
 from pathlib import Path
 
 import click
@@ -16,6 +18,7 @@ from drill.commands.options import (
     open_database,
     user_days,
 )
+from drill.commands.quiz import _FiniteRange
 
 INTERVIEW_HELP = """A timed mock interview: problems with follow-ups, explanations, then a report.
 
@@ -35,7 +38,10 @@ report covers them. The report gives per question the answer, the verdict with t
 right answer, the named mistake and the time taken; per topic a score (1 per right
 answer, the share of key points covered per explanation); and the three things to
 drill next. --report FILE writes it as Markdown, or as one self-contained web page
-when FILE ends in .html. --focus weak draws your weakest questions more often.
+when FILE ends in .html (its folder is checked before the first question); when FILE
+cannot be written at the end, the report goes beside the database instead
+(NAME-report-TIME.md or .html), else to standard output, and the exit status is 1.
+--focus weak draws your weakest questions more often.
 
 \b
 --json prints the report as one JSON object (the prompts go to standard error):
@@ -55,7 +61,7 @@ when FILE ends in .html. --focus weak draws your weakest questions more often.
 @click.command(help=INTERVIEW_HELP, short_help="A timed mock interview and its scored report.")
 @click.option(
     "--minutes",
-    type=click.FloatRange(min=1, max=600),
+    type=_FiniteRange(min=1, max=600),
     default=45,
     show_default=True,
     help="The interview's length.",
@@ -82,23 +88,34 @@ when FILE ends in .html. --focus weak draws your weakest questions more often.
 @bank_option
 @db_option()
 @now_option
-@click.option("--tick", "tick_s", type=click.FloatRange(0, 86_400), default=0.0, hidden=True)
+@click.option("--tick", "tick_s", type=_FiniteRange(0, 86_400), default=0.0, hidden=True)
 @click.option("--no-fuzz", is_flag=True, hidden=True, help="Exact intervals, for tests.")
 def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, db_path,
               now_text, tick_s, no_fuzz) -> None:  # fmt: skip
-    # the quiz's fixed clock for --now/--tick, its line reader and its Ctrl-C guard
-    from drill.commands.quiz import _clock, _sigint_for_main_thread_only, read_input_line
+    # the quiz's fixed clock for --now/--tick, its line reader, its Ctrl-C guard and its
+    # handling of answers the database refuses
+    from drill.commands.quiz import (
+        _clock,
+        _sigint_for_main_thread_only,
+        merge_unsaved_answers,
+        read_input_line,
+        unsaved_error,
+    )
 
     with _sigint_for_main_thread_only():
         from drill.bank import eligible_questions, load_default_bank
+        from drill.errors import KvdrillError
         from drill.instance import make_instance
         from drill.interview import InterviewIO, run_interview
         from drill.interview_plan import plan_interview
         from drill.interview_report import RENDERERS, build_report, render_text, report_json
-        from drill.outfile import check_outputs, protected_files, write_text
+        from drill.outfile import protected_files
+        from drill.session import ending_signals
+        from drill.settings import read_settings
 
     protected = protected_files(db_path)
-    check_outputs([report_path], protected)
+    if report_path is not None:
+        check_report_path(report_path, protected)
     now, tick = _clock(now_text, tick_s)
 
     def read_line() -> str | None:
@@ -114,29 +131,103 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
 
     db = open_database(db_path, write=True, now=now())
     try:
+        # answers a busy or full database refused last time, before anything is asked
+        merge_unsaved_answers(db, read_settings(db).scheduler(fuzz=not no_fuzz), err=as_json)
         bank = load_default_bank(banks)
         questions = eligible_questions(bank, topic)
         if seed is None:
             seed = secrets.randbelow(2**31)
         weights = _weak_weights(db, questions, now()) if focus == "weak" else None
         turns = plan_interview(questions, count, seed, bank.get, make_instance, weights=weights)
-        save, finish = _storage(db, now(), no_fuzz, now_text)
+        save, finish, keeper = _storage(db, now(), no_fuzz, now_text, write)
         try:
-            result = run_interview(turns, minutes, InterviewIO(read_line, write, now, screen), save)
+            with ending_signals():  # SIGTERM and SIGHUP end the interview as Ctrl-C does
+                result = run_interview(
+                    turns, minutes, InterviewIO(read_line, write, now, screen), save
+                )
         finally:
             finish(now())
     finally:
         db.conn.close()
     report = build_report(result, seed)
+    problems = []
+    printed = None  # the report file's text, when no file could take it
     if report_path is not None:
         fmt = "html" if report_path.suffix.lower() in (".html", ".htm") else "md"
-        write_text(report_path, RENDERERS[fmt](report), protected)
+        text = RENDERERS[fmt](report)
+        where, problem = write_report(
+            report_path, text, protected, db_path, fmt, result.ended_at or now(), as_json
+        )
+        if problem:
+            problems.append(problem)
+        if where is None and not as_json:
+            printed = text
     if as_json:
         click.echo(json.dumps(report_json(report), indent=2, ensure_ascii=False))
     else:
         click.echo(screen.lines(render_text(report).splitlines()), nl=False)
-    if report_path is not None:
+    if printed is not None:
+        click.echo()
+        click.echo(printed, nl=not printed.endswith("\n"))
+    if report_path is not None and not problems:
         click.echo(f"Report written to {report_path}.", err=True)
+    unsaved = unsaved_error(keeper.kept, keeper.kept_in, keeper.shown)
+    if unsaved:
+        problems.append(unsaved)
+    if problems:
+        raise KvdrillError("; ".join(problems))
+
+
+def check_report_path(path: Path, protected) -> None:
+    """What can be checked of --report FILE before the interview: no database or folder
+    is written over and its folder exists (drill.outfile.check_outputs), and that folder
+    can be written (the report is made there and renamed into place); a device or a pipe
+    is written in place, so it must be writable itself. KvdrillError otherwise."""
+    from drill.errors import KvdrillError
+    from drill.outfile import check_outputs
+
+    check_outputs([path], protected)
+    if path.exists() and not path.is_file():
+        if not os.access(path, os.W_OK):
+            raise KvdrillError(f"cannot write {path}: permission denied")
+        return
+    folder = path.parent if str(path.parent) else Path(".")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise KvdrillError(f"cannot write {path}: its folder {folder} cannot be written")
+
+
+def write_report(
+    path: Path, text: str, protected, db_path: Path | None, fmt: str, ended: datetime,
+    as_json: bool,
+) -> tuple[Path | None, str | None]:
+    """Write the report to `path`; when that fails (a full disk, /dev/full), beside the
+    database instead, as `NAME-report-TIME.md` (or `.html`) for the database `NAME`.
+    Returns where it went (None: nowhere) and the one-line problem (None when `path`
+    took it)."""
+    from drill.errors import KvdrillError
+    from drill.outfile import write_text
+    from drill.paths import default_db_path
+
+    try:
+        write_text(path, text, protected)
+        return path, None
+    except (KvdrillError, OSError) as exc:
+        failed = str(exc).rstrip(".")
+    database = db_path if db_path is not None else default_db_path()
+    stamp = ended.strftime("%Y%m%d-%H%M%S")
+    beside = database.with_name(f"{database.name}-report-{stamp}.{fmt}")
+    number = 1
+    while beside.exists() or beside.is_symlink():  # never over an earlier report
+        number += 1
+        beside = database.with_name(f"{database.name}-report-{stamp}-{number}.{fmt}")
+    try:
+        write_text(beside, text, protected)
+    except (KvdrillError, OSError) as exc:
+        went = ("is in the JSON on standard output" if as_json
+                else "was printed to standard output instead")  # fmt: skip
+        beside_failed = str(exc).rstrip(".")
+        return None, f"{failed}, nor beside the database ({beside_failed}); the report {went}"
+    return beside, f"{failed}; the report was written to {beside} instead"
 
 
 def _screen(as_json: bool):
@@ -159,16 +250,20 @@ def _weak_weights(db, questions, now):
     return weak_weights(question_figures(db, now, {q.id: q.topic for q in questions}))
 
 
-def _storage(db, started, no_fuzz: bool, now_text: str | None):
-    """(save, finish): store one answer as a review of an "interview" session, in one
-    transaction with the card's new schedule; close the session row. With an
-    interview date set, the schedule aims at it as the quiz's does."""
+def _storage(db, started, no_fuzz: bool, now_text: str | None, write):
+    """(save, finish, keeper): store one answer as a review of an "interview" session, in
+    one transaction with the card's new schedule; close the session row. With an
+    interview date set, the schedule aims at it as the quiz's does. An answer the
+    database refuses is kept beside it (drill.session.AnswerKeeper, which counts them),
+    said through `write`, and the interview goes on."""
     from drill.deadline import capped_due, retention_toward
     from drill.errors import StoreError
     from drill.interview import counted_right, review_of
-    from drill.review_store import end_session, record_answer, rescue_review, start_session
+    from drill.review_store import end_session, start_session
+    from drill.session import AnswerKeeper, why_not_saved
     from drill.settings import read_settings
     from drill.srs import iso, new_card_row, parse_iso, review_row
+    from drill.text import printable
 
     settings = read_settings(db)
     days = user_days(settings, now_text)
@@ -178,7 +273,12 @@ def _storage(db, started, no_fuzz: bool, now_text: str | None):
         retention = retention_toward(retention, deadline, started, days)
     scheduler = settings.scheduler(retention, fuzz=not no_fuzz)
     session_id = str(uuid.uuid4())
-    start_session(db, session_id, iso(started), "interview")
+
+    def tell(*lines: str) -> None:
+        write("".join(printable(line) + "\n" for line in lines))
+
+    keeper = AnswerKeeper(db, tell)
+    keeper.write(lambda: start_session(db, session_id, iso(started), "interview"))
 
     def save(answer) -> None:
         review = review_of(answer, str(uuid.uuid4()), session_id)
@@ -194,17 +294,16 @@ def _storage(db, started, no_fuzz: bool, now_text: str | None):
                 row["due"] = iso(due)
             return row
 
-        try:
-            record_answer(db, review, reschedule, counted_correct=counted_right(answer))
-        except StoreError:
-            try:
-                where = rescue_review(db, review)
-                click.echo(f"Your answer could not be saved; it was written to {where}.", err=True)
-            except OSError:
-                pass
-            raise
+        stored = keeper.record(review, reschedule, counted_correct=counted_right(answer))
+        if stored.lines:
+            tell(*stored.lines)
 
     def finish(ended) -> None:
-        end_session(db, session_id, iso(ended))
+        try:
+            keeper.write(lambda: end_session(db, session_id, iso(ended)))
+        except StoreError as exc:  # every answer is stored or kept already
+            why = why_not_saved(exc)
+            click.echo(f"Warning: the interview's end time was not saved ({why}); "
+                       "`kvdrill doctor --repair` closes the session.", err=True)  # fmt: skip
 
-    return save, finish
+    return save, finish, keeper
