@@ -403,13 +403,16 @@ def rescue_review(db, review: Review) -> Path:
 def lock_file(handle, path: Path) -> bool:
     """Lock the open file `handle` (held until it is closed); False when `path` no longer
     names that file (removed or replaced while we waited for the lock). Without file locks
-    (Windows) it only checks."""
+    (Windows, a file system that has none) it only checks."""
     try:
         import fcntl
     except ImportError:
         fcntl = None
     if fcntl is not None:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        except OSError:
+            pass  # no locks here: the answer matters more than the lock
     held = os.fstat(handle.fileno())
     try:
         named = os.stat(path)

@@ -250,6 +250,20 @@ def test_the_unsaved_file_is_named_after_the_whole_database_name(tmp_path):
     assert unsaved_path(Path("/data/kvdrill.db")) == Path("/data/kvdrill.db-unsaved.jsonl")
 
 
+def test_a_rescue_never_writes_into_a_file_a_merge_removed_meanwhile(tmp_path):
+    from drill.review_store import lock_file
+
+    kept = tmp_path / "k.db-unsaved.jsonl"
+    kept.write_text("")
+    with kept.open("a") as waiting:  # opened, then the merge removed it before the lock
+        kept.unlink()
+        assert lock_file(waiting, kept) is False
+        kept.write_text("")  # a new file of the same name is not the one held either
+        assert lock_file(waiting, kept) is False
+    with kept.open("a") as fresh:
+        assert lock_file(fresh, kept) is True
+
+
 def record_line(review_id: str, answer: str) -> str:
     return json.dumps({
         "id": review_id, "question_id": "qf-kv-bytes", "reviewed_at":
