@@ -6,7 +6,10 @@ documents and checks them.
 JSON Lines: one JSON object per line; blank lines are skipped; fields other than these
 are an error. CSV: a header row naming the columns (any order; the four required ones
 must be present), then one row per review; an empty cell is null, `correct` and `cram` are
-`true`/`false` (or 1/0), `params` is the object as JSON text. Files are UTF-8.
+`true`/`false` (or 1/0), `params` is the object as JSON text; one leading `'` is taken
+off a text cell (question_id, answer, unit, misconception, session_id), the mark an export
+puts before text a spreadsheet could run as a formula, before `'` itself and as empty
+text (drill.history_out). Files are UTF-8.
 
 Limits: a line of at most MAX_LINE_BYTES (1 MiB), read in bounded chunks; JSON nested at
 most 64 levels deep, without NaN or Infinity; an `answer` of at most MAX_ANSWER_CHARS
@@ -40,6 +43,7 @@ from typing import IO, Any, Protocol
 import orjson
 
 from drill.errors import HistoryError
+from drill.history_out import CSV_TEXT_FIELDS
 from drill.json_input import JSONInputError, parse_json
 from drill.replay_apart import ReplayApart, cpus_free
 from drill.review import (
@@ -289,6 +293,8 @@ def _csv_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]]:
         missing = [h for h in REQUIRED if h not in header]
         if missing:
             raise HistoryError(f"{path}:1: the header has no {missing[0]!r} column")
+        # the text cells an export made inert for a spreadsheet: one leading ' comes off
+        texts = [h for h in header if h in CSV_TEXT_FIELDS]
         start = reader.line_num + 1
         for cells in reader:
             number, start = start, reader.line_num + 1
@@ -298,7 +304,12 @@ def _csv_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]]:
                 raise HistoryError(
                     f"{path}:{number}: {len(cells)} cells, the header has {len(header)}"
                 )
-            yield number, {h: (c if c != "" else None) for h, c in zip(header, cells, strict=True)}
+            record = {h: (c if c != "" else None) for h, c in zip(header, cells, strict=True)}
+            for name in texts:
+                text = record[name]
+                if text is not None and text[:1] == "'":
+                    record[name] = text[1:]
+            yield number, record
     except csv.Error as exc:
         raise HistoryError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
 

@@ -13,7 +13,18 @@ values. What Python still does is what SQLite would do differently:
 
 The lines are byte for byte what `drill.review.ENCODER` (JSON) and `csv.writer` (CSV,
 `lineterminator="\\n"`) write for `Review.record()`, except that a CSV cell holding a
-carriage return is quoted, so it reads back (csv.writer leaves it bare).
+carriage return is quoted, so it reads back (csv.writer leaves it bare), and that CSV's
+text cells are made inert for a spreadsheet:
+
+A spreadsheet runs a cell that starts with `=`, `+`, `-` or `@` (and, in some, a tab, a
+carriage return or a NUL) as a formula: an answer typed as `=HYPERLINK("http://x","y")`
+would be a link in the sheet. So a text cell (CSV_TEXT_FIELDS: question_id, answer, unit,
+misconception, session_id) that starts with one of those, or with `'` itself, gets one
+`'` in front, as OWASP recommends, and empty text (not null) is written as a lone `'`; an
+import takes exactly one leading `'` off these cells (drill.history), so every text reads
+back as it was. Numbers (rating, duration_ms, seed, expected) stay numbers, a negative one
+included: a spreadsheet reads `-3` as the number. The id and the time are stored in their
+canonical forms (hex, digits) and params is a quoted JSON object: none starts so.
 """
 
 from __future__ import annotations
@@ -26,6 +37,11 @@ from drill.review import ENCODER, FIELDS
 BATCH_ROWS = 20_000
 # a CSV cell is quoted when it holds a comma, a quote or a line break
 _CSV_SPECIAL = '*[,"\r\n]*'
+# a text cell gets a leading ' when it starts with what a spreadsheet may take for a
+# formula, or with the ' itself (glob stops at a NUL: an answer holding one goes to Python)
+FORMULA_STARTS = "=+-@\t\r'\x00"
+_CSV_FORMULA = "[=+@'\t\r-]*"
+CSV_TEXT_FIELDS = ("question_id", "answer", "unit", "misconception", "session_id")
 # what json.dumps (its default separators, ASCII escapes) leaves in text, never ENCODER
 _PARAMS = (
     "case when instr(params, ', ') or instr(params, ': ') or instr(params, '\\u')"
@@ -57,9 +73,17 @@ def _jsonl_sql() -> str:
     return f"select json_object({pairs}) from reviews order by reviewed_at, id"
 
 
-def _csv_cell(column: str) -> str:
-    quoted = f"'\"' || replace({column}, '\"', '\"\"') || '\"'"
-    return f"case when {column} glob :special then {quoted} else {column} end"
+def _csv_text(column: str) -> str:
+    """A text column's cell (see csv_text): a leading `'` where a spreadsheet could see a
+    formula or the text is empty; quoted when it holds a comma, a quote or a line break."""
+    escaped = f"replace({column}, '\"', '\"\"')"
+    return (
+        f"case when {column} glob :formula then"
+        f" case when {column} glob :special then '\"''' || {escaped} || '\"'"
+        f" else '''' || {column} end"
+        f" when {column} glob :special then '\"' || {escaped} || '\"'"
+        f" when {column} = '' then '''' else {column} end"
+    )
 
 
 def _csv_sql() -> str:
@@ -80,12 +104,12 @@ def _csv_sql() -> str:
     # holding a NUL (found in its bytes) is quoted by Python, as csv.writer would
     before, after = FIELDS[: FIELDS.index("answer")], FIELDS[FIELDS.index("answer") + 1 :]
     cells["answer"] = (
-        "case when answer glob :special then '\"' || replace(answer, '\"', '\"\"') || '\"'"
-        " when instr(cast(answer as blob), x'00') then csv_cell(answer) else answer end"
+        "case when instr(cast(answer as blob), x'00') then csv_cell(answer)"
+        f" else {_csv_text('answer')} end"
     )
 
     def printf(names: tuple[str, ...], lead: str, trail: str) -> str:
-        row = ", ".join(cells.get(name, _csv_cell(name)) for name in names)
+        row = ", ".join(cells.get(name, _csv_text(name)) for name in names)
         return f"printf('{lead}{','.join(['%s'] * len(names))}{trail}', {row})"
 
     answer = f"coalesce({cells['answer']}, '')"
@@ -93,9 +117,12 @@ def _csv_sql() -> str:
     return f"select {line} from reviews order by reviewed_at, id"
 
 
-def _csv_cell_text(text: str) -> str:
-    """One CSV cell as csv.writer writes it, quoted when it holds a comma, a quote or a
-    line break (a carriage return included)."""
+def csv_text(text: str) -> str:
+    """One text cell as the export writes it: a leading `'` when the text starts with one
+    of FORMULA_STARTS or is empty, then quoted as csv.writer quotes (when it holds a comma,
+    a quote or a line break, a carriage return included)."""
+    if not text or text[0] in FORMULA_STARTS:
+        text = "'" + text
     if any(c in text for c in ',"\r\n'):
         return '"' + text.replace('"', '""') + '"'
     return text
@@ -113,7 +140,7 @@ def export_history(db: Any, out: IO[bytes], fmt: str) -> int:
     conn = db.conn
     conn.create_function("canonical_params", 1, _canonical_params, deterministic=True)
     conn.create_function("float_text", 1, float.__repr__, deterministic=True)
-    conn.create_function("csv_cell", 1, _csv_cell_text, deterministic=True)
+    conn.create_function("csv_cell", 1, csv_text, deterministic=True)
     text_factory = conn.text_factory
     conn.text_factory = bytes  # each line stays the UTF-8 SQLite made, never decoded
     count = 0
@@ -122,7 +149,7 @@ def export_history(db: Any, out: IO[bytes], fmt: str) -> int:
             cursor = conn.execute(_jsonl_sql())
         else:
             out.write(",".join(FIELDS).encode() + b"\n")
-            cursor = conn.execute(_csv_sql(), {"special": _CSV_SPECIAL})
+            cursor = conn.execute(_csv_sql(), {"special": _CSV_SPECIAL, "formula": _CSV_FORMULA})
         while rows := cursor.fetchmany(BATCH_ROWS):
             out.write(b"\n".join([line for (line,) in rows]))
             out.write(b"\n")

@@ -19,8 +19,15 @@ from drill.store import open_db
 T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
 
 
+# text cells a spreadsheet could read as a formula (or the escape itself, or empty text)
+# get one leading ', which an import takes off again
+TEXT_FIELDS = ("question_id", "answer", "unit", "misconception", "session_id")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'", "\x00")
+
+
 def reference(db, fmt: str) -> str:
-    """The stored reviews as the record writers give them, oldest first (ties by id)."""
+    """The stored reviews as the record writers give them, oldest first (ties by id), a
+    text cell that starts as a formula could, or is empty, with a ' before it."""
     columns = ", ".join(FIELDS)
     stored = db.execute(f"select {columns} from reviews order by reviewed_at, id").fetchall()
     records = [Review(*values).record() for values in stored]
@@ -38,6 +45,8 @@ def reference(db, fmt: str) -> str:
                 cells.append("true" if value else "false")
             elif isinstance(value, dict):
                 cells.append(ENCODER.encode(value))
+            elif name in TEXT_FIELDS and (value == "" or value.startswith(FORMULA_STARTS)):
+                cells.append("'" + value)
             else:
                 cells.append(str(value))
         # "\r\n" as the terminator makes csv.writer quote a cell holding either character
@@ -174,12 +183,14 @@ def test_expected_is_written_as_python_writes_it(tmp_path, expected, text):
 @pytest.mark.parametrize(
     "answer, cell",
     [
-        ("\x00\n", '"\x00\n"'),
+        # a leading NUL is one of the formula starts: a ' goes before it
+        ("\x00\n", '"\'\x00\n"'),
         ("a\x00, b", '"a\x00, b"'),
-        ('\x00"', '"\x00"""'),
+        ('\x00"', '"\'\x00"""'),
         ("a\x00b", "a\x00b"),
-        ('a,\x00"\n', '"a,\x00""\n"'),  # seen before the NUL: quoted by SQLite
-        ("\x00", "\x00"),
+        ('a,\x00"\n', '"a,\x00""\n"'),
+        ("\x00", "'\x00"),
+        ("=\x00,", '"\'=\x00,"'),
     ],
 )
 def test_an_answer_holding_a_nul_is_quoted_as_csv_writer_quotes_it(tmp_path, answer, cell):

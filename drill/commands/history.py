@@ -18,7 +18,11 @@ One record per review, oldest first. Fields, in order:
 \b
 jsonl: one JSON object per line (UTF-8).
 csv:   a header row naming the columns, then one row per review; an empty
-       cell is null, booleans are true/false, params is JSON text.
+       cell is null, booleans are true/false, params is JSON text. A text
+       cell (question_id, answer, unit, misconception, session_id) that a
+       spreadsheet could run as a formula (it starts with = + - @, a tab or a
+       carriage return), or that starts with ' or is empty text, gets one '
+       in front; import takes one leading ' off these cells.
 
 \b
 Import refuses, naming FILE:LINE: a line longer than 1 MiB; JSON nested more
