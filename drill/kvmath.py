@@ -465,11 +465,16 @@ def _notes(shape, seq_len, cached, window, window_layers, ignore_window) -> tupl
             "shared by all heads; no separate K and V, so no factor 2"
         )
     elif shape.q_heads is not None and shape.q_heads > shape.kv_heads:
-        kind = "multi-query" if shape.kv_heads == 1 else "grouped-query"
-        notes.append(
-            f"{kind} attention: {shape.q_heads} query heads share {shape.kv_heads} KV heads, "
-            f"and only the {shape.kv_heads} KV heads are cached"
-        )
+        if shape.kv_heads == 1:
+            shared = f"multi-query attention: {shape.q_heads} query heads share one KV head"
+            cached = "only that one KV head is cached"
+        else:
+            shared = (
+                f"grouped-query attention: {shape.q_heads} query heads share "
+                f"{shape.kv_heads} KV heads"
+            )
+            cached = f"only the {shape.kv_heads} KV heads are cached"
+        notes.append(f"{shared}, and {cached}")
     if ignore_window and shape.sliding_window is not None:
         notes.append(
             f"sliding window of {shape.sliding_window:,} tokens ignored: "

@@ -245,3 +245,16 @@ def test_a_contradiction_in_a_file_is_one_line_on_the_command_line(tmp_path):
     result = CliRunner().invoke(cli, ["kv", "--config", str(path), "--seq", "16"])
     assert result.exit_code == 1
     assert result.output == (f"Error: {path}: num_attention_heads (16) and n_head (12) disagree\n")
+
+
+def test_kv_config_for_falcon_7b_says_one_kv_head_in_words():
+    result = CliRunner().invoke(
+        cli, ["kv", "--config", str(CONFIGS / "falcon-7b.json"), "--seq", "2048"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1] == "shape        32 layers · 1 KV head (71 query heads) · head_dim 64"
+    assert lines[-1] == (
+        "  - multi-query attention: 71 query heads share one KV head, and only that one KV "
+        "head is cached"
+    )

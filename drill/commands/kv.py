@@ -221,7 +221,9 @@ def _element_bytes(width: float) -> str:
 
 def render_estimate(e: kvmath.KvEstimate) -> str:
     s = e.shape
-    heads = f"{s.kv_heads} KV heads" + (f" ({s.q_heads} query heads)" if s.q_heads else "")
+    heads = f"{s.kv_heads} KV head{'' if s.kv_heads == 1 else 's'}" + (
+        f" ({s.q_heads} query heads)" if s.q_heads else ""
+    )
     if s.is_mla:
         heads += f", MLA latent {s.kv_lora_rank} + rotary {s.qk_rope_head_dim}"
     symbols, numbers, result = e.formula.split(" = ")
