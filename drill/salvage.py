@@ -54,6 +54,9 @@ from drill.sqlite_pages import (
 
 CHUNK_ROWS = 1000  # rowids read per query while nothing fails
 MAX_FAILED_READS = 100_000  # then the rest of the table is given up as unreadable
+# what a query on a damaged file may raise: SQLite's error, or, where its message quotes
+# the damaged bytes (a schema's), Python's failure to read that message as text
+SQL_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 IDENTITY = ("id", "question_id", "reviewed_at")  # what an index entry says of its review
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT")
@@ -154,9 +157,9 @@ def _salvage(
             if _kind_of(conn, shown) == "blank":
                 raise StoreError(f"{shown} holds no kvdrill tables; nothing to save")
             schema = _schema(conn)
-        except sqlite3.Error as exc:
+        except SQL_ERRORS as exc:
             raise StoreError(
-                f"the reviews of {shown} cannot be read at all ({exc}); nothing was saved"
+                f"the reviews of {shown} cannot be read at all ({_message(exc)}); nothing was saved"
             ) from None
         raw = _raw_file(conn, path, fold_log)
         reading = _Reading(conn, raw, schema)
@@ -181,13 +184,19 @@ def _salvage(
 _AT, _ID = FIELDS.index("reviewed_at"), FIELDS.index("id")
 
 
+def _message(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "SQLite's message about it is not text"
+    return str(exc)
+
+
 def _raw_file(conn: sqlite3.Connection, path: Path, fold_log: bool) -> SqliteFile | None:
     """The file's pages to read directly; with a log (a copy of the file and its log),
     after the log is folded into the copy. None where they cannot be read so."""
     if fold_log:
         try:
             busy = conn.execute("pragma wal_checkpoint(TRUNCATE)").fetchone()[0]
-        except sqlite3.Error:
+        except SQL_ERRORS:
             return None
         if busy:
             return None
@@ -341,7 +350,7 @@ class _Reading:
                     if not rows:
                         break
                     said[i].update(rows)
-            except sqlite3.Error:
+            except SQL_ERRORS:
                 return said, False
         return said, True
 
@@ -444,7 +453,7 @@ class _Reading:
         try:
             low, high = self.conn.execute("select min(rowid), max(rowid) from reviews").fetchone()
             known += [v for v in (low, high) if v is not None]
-        except sqlite3.DatabaseError:
+        except SQL_ERRORS:
             pass  # the table's first or last pages are damaged: the indexes tell
         if self.listed:
             known += [min(self.listed), max(self.listed)]
@@ -461,7 +470,7 @@ class _Reading:
         for rowid in rowids[:MAX_FAILED_READS]:
             try:
                 found = self.conn.execute(one, (rowid,)).fetchone()
-            except sqlite3.DatabaseError:
+            except SQL_ERRORS:
                 continue
             if found is not None:
                 yield found[0], tuple(found[1:])
@@ -709,7 +718,7 @@ def _rows(
                     rows = conn.execute(one, (first,)).fetchall()
                 else:
                     rows = conn.execute(scan, (first, last)).fetchall()
-            except sqlite3.DatabaseError:
+            except SQL_ERRORS:
                 failed += 1
                 if first == last:
                     unreadable.append((first, last))
@@ -722,7 +731,7 @@ def _rows(
             following = conn.execute(
                 "select min(rowid) from reviews where rowid > ?", (end,)
             ).fetchone()[0]
-        except sqlite3.DatabaseError:
+        except SQL_ERRORS:
             failed += 1
             following = end + 1  # damage on the way: go on chunk by chunk
         if following is None:
