@@ -237,7 +237,7 @@ def _schema(conn: sqlite3.Connection) -> _Schema:
     for _, name, _unique, _origin, partial in conn.execute("pragma index_list(reviews)"):
         if partial or name not in roots:
             continue  # a partial index lists only some reviews
-        xinfo = conn.execute(f'pragma index_xinfo("{name}")').fetchall()
+        xinfo = conn.execute(f"pragma index_xinfo({_quoted(name)})").fetchall()
         keys = tuple(row[2] for row in xinfo if row[5])
         if all(isinstance(key, str) for key in keys) and any(k in IDENTITY for k in keys):
             indexes.append(_Index(name, roots[name], keys))
@@ -251,6 +251,11 @@ def _schema(conn: sqlite3.Connection) -> _Schema:
         indexes=tuple(indexes),
         trees=tuple(trees),
     )
+
+
+def _quoted(name: str) -> str:
+    """A name from the schema as SQL quotes it (a damaged schema may hold anything)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _real_affinity(declared: str) -> bool:
@@ -285,8 +290,9 @@ class _Reading:
         self._orphans_found: tuple[list[Page], bool] | None = None
         self.live: dict[int, tuple] = {}  # rowid -> (page, offset) of the table's own cells
         order = {name: i for i, name in enumerate(schema.columns)}
-        self.usable = set(schema.columns) == set(FIELDS) and len(schema.columns) == len(FIELDS)
-        self.order = tuple(order[name] for name in FIELDS) if self.usable else ()
+        # a row read from the pages is taken only in the table's own column order
+        self.shaped = set(schema.columns) == set(FIELDS) and len(schema.columns) == len(FIELDS)
+        self.order = tuple(order[name] for name in FIELDS) if self.shaped else ()
 
     def run(self) -> Salvage:
         for index in self.schema.indexes:
@@ -294,7 +300,7 @@ class _Reading:
         self._orphan_index_entries()
         table_clean = self._walk_table()
         sql_rows, unreadable = self._read_table()
-        if table_clean is None:  # the pages did not match what SQL read: look closer
+        if table_clean is None:  # its pages read: do they hold what SQL read, and all?
             table_clean = self._table_cells(set(sql_rows))
         self.exact = self.exact or table_clean
         for rowid, values in sql_rows.items():
@@ -342,7 +348,7 @@ class _Reading:
         for i, name in enumerate(IDENTITY):
             if name not in index.columns:
                 continue
-            sql = f'select rowid, "{name}" from reviews indexed by "{index.name}"'
+            sql = f"select rowid, {_quoted(name)} from reviews indexed by {_quoted(index.name)}"
             try:
                 cursor = self.conn.execute(sql)
                 while True:
@@ -406,9 +412,9 @@ class _Reading:
     # -------------------------------------------------------------- the table
 
     def _walk_table(self) -> bool | None:
-        """Walk the table's pages: True when the walk is clean and agrees with SQL
-        (decided later), False when damaged, None when its cells must be looked at."""
-        if self.raw is None or not self.usable:
+        """Walk the table's pages from its root. False when they cannot be read directly;
+        None when they can, and whether they read whole is decided with SQL's rows."""
+        if self.raw is None or not self.shaped:
             return False
         self.tree = self.raw.walk(self.schema.root, table=True)
         for _number, low, high in self.tree.damaged:
@@ -535,7 +541,7 @@ class _Reading:
         """Rows of `wanted` rowids read from the table's pages directly: its own cells
         first, then what only the pages hold (cells a damaged count hides, leaves no
         walk reaches), each of those only as an index lists it."""
-        if self.raw is None or not self.usable or not wanted:
+        if self.raw is None or not self.shaped or not wanted:
             return
         for rowid in sorted(wanted & set(self.live)):
             page, offset = self.live[rowid]
