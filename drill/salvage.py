@@ -52,6 +52,8 @@ from drill.sqlite_pages import (
     Tree,
 )
 
+_Cell = tuple[int, int]  # (page number, offset) of a cell
+
 CHUNK_ROWS = 1000  # rowids read per query while nothing fails
 MAX_FAILED_READS = 100_000  # then the rest of the table is given up as unreadable
 # what a query on a damaged file may raise: SQLite's error, or, where its message quotes
@@ -287,23 +289,24 @@ class _Reading:
         # table rowid ranges on damaged pages (None: from the first, or to the last)
         self.damaged: list[tuple[int | None, int | None]] = []
         self.tree: Tree | None = None
-        self._orphans_found: tuple[list[Page], bool] | None = None
-        self.live: dict[int, tuple] = {}  # rowid -> (page, offset) of the table's own cells
+        self._orphans_found: tuple[list[tuple[int, int]], bool] | None = None
+        self.live: dict[int, _Cell] = {}  # rowid -> where the table's own cell for it lies
         order = {name: i for i, name in enumerate(schema.columns)}
         # a row read from the pages is taken only in the table's own column order
         self.shaped = set(schema.columns) == set(FIELDS) and len(schema.columns) == len(FIELDS)
         self.order = tuple(order[name] for name in FIELDS) if self.shaped else ()
 
     def run(self) -> Salvage:
-        for index in self.schema.indexes:
+        # the indexes with the times first: an id is kept only where no time is known
+        for index in sorted(self.schema.indexes, key=lambda i: "reviewed_at" not in i.columns):
             self._read_index(index)
         self._orphan_index_entries()
         table_clean = self._walk_table()
-        sql_rows, unreadable = self._read_table()
+        sql_rowids, refused, unreadable = self._read_table()
         if table_clean is None:  # its pages read: do they hold what SQL read, and all?
-            table_clean = self._table_cells(set(sql_rows))
+            table_clean = self._table_cells(sql_rowids)
         self.exact = self.exact or table_clean
-        for rowid, values in sql_rows.items():
+        for rowid, values in refused:  # now that it is known whether every rowid is
             self._offer(rowid, values, trusted=True)
         wanted = self._wanted()
         if wanted:
@@ -323,13 +326,11 @@ class _Reading:
         clean = sql_whole
         if self.raw is not None:
             tree = self.raw.walk(index.root, table=False)
-            cells = sum(len(page.cells) for page, _, _ in tree.leaves) + sum(
-                len(page.cells) for page in tree.interiors
-            )
+            cells = sum(reached.cells for reached in tree.leaves + tree.interiors)
             listed = set().union(*said)
             clean = sql_whole and tree.clean and cells == len(listed)
             if not clean:
-                pages = [page for page, _, _ in tree.leaves] + tree.interiors
+                pages = [reached.number for reached in tree.leaves + tree.interiors]
                 entries, decoded = self._index_pages(index, pages, shape=False)
                 self._list(entries)
                 clean = tree.clean and decoded
@@ -337,9 +338,11 @@ class _Reading:
                 self.broken_indexes.append(index)
         self.exact = self.exact or clean
         for i, found in enumerate(said):
+            self.listed.update(found)
+            if i == 0 and self.said[2]:
+                found = {r: v for r, v in found.items() if r not in self.said[2]}
             found.update(self.said[i])  # what was said first stands
             self.said[i] = found
-            self.listed.update(found)
 
     def _index_sql(self, index: _Index) -> tuple[list[dict[int, Any]], bool]:
         """For each of id, question and time, what the index says by rowid (by SQL);
@@ -360,13 +363,20 @@ class _Reading:
                 return said, False
         return said, True
 
-    def _index_pages(self, index: _Index, pages, *, shape: bool) -> tuple[dict[int, tuple], bool]:
+    def _index_pages(
+        self, index: _Index, pages: list[int], *, shape: bool
+    ) -> tuple[dict[int, tuple], bool]:
         """The entries on index pages read directly, and whether every cell decoded (and,
         with `shape`, had the shape of this index's entries: all or nothing)."""
         assert self.raw is not None
         entries: dict[int, tuple] = {}
         whole = True
-        for page in pages:
+        for number in pages:
+            try:
+                page = self.raw.btree_page(number)
+            except PageError:
+                whole = False
+                continue
             for offset in page.cells:
                 try:
                     values = self.raw.record(self.raw.index_cell(page, offset))
@@ -427,30 +437,43 @@ class _Reading:
         if self.tree is None:
             return False
         assert self.raw is not None
-        declared = sum(len(page.cells) for page, _, _ in self.tree.leaves)
+        declared = sum(reached.cells for reached in self.tree.leaves)
         if self.tree.clean and declared == len(sql_rowids):
             # every cell SQL could have read, read: the cheap case of a sound table
             return True
         clean = self.tree.clean
-        for page, low, high in self.tree.leaves:
-            for offset in page.cells:
+        for reached in self.tree.leaves:
+            page = self._page(reached.number)
+            offsets = page.cells if page is not None else ()
+            rowids = []
+            for offset in offsets:
                 try:
-                    rowid = self.raw.table_rowid(page, offset)
+                    rowids.append((self.raw.table_rowid(page, offset), offset))
                 except PageError:
-                    clean = False
-                    self.damaged.append(_bounds(low, high))
-                    continue
-                self.live.setdefault(rowid, (page, offset))
+                    break
+            if page is None or len(rowids) < len(offsets):
+                clean = False  # a cell that does not read: its rows could be any there
+                self.damaged.append(_bounds(reached.low, reached.high))
+            for rowid, offset in rowids:
+                self.live.setdefault(rowid, (reached.number, offset))
         return clean
 
-    def _read_table(self) -> tuple[dict[int, tuple], list[tuple[int, int]]]:
+    def _read_table(self) -> tuple[set[int], list[tuple[int, tuple]], list[tuple[int, int]]]:
+        """The table by SQL: each row an import takes is saved as it is read. The rowids
+        read, the rows an import refuses (to be judged once it is known whether every
+        rowid is known), and the rowid ranges that did not read."""
         bounds = self._bounds()
-        rows: dict[int, tuple] = {}
+        read: set[int] = set()
+        refused: list[tuple[int, tuple]] = []
         unreadable: list[tuple[int, int]] = []
         if bounds is not None:
             for rowid, *values in _rows(self.conn, *bounds, unreadable):
-                rows.setdefault(rowid, tuple(values))
-        return rows, unreadable
+                if rowid in read:
+                    continue
+                read.add(rowid)
+                if not self._offer(rowid, tuple(values), trusted=True, judge=False):
+                    refused.append((rowid, tuple(values)))
+        return read, refused, unreadable
 
     def _bounds(self) -> tuple[int, int] | None:
         """The smallest and largest rowid the table or an index gives; None for a
@@ -464,7 +487,7 @@ class _Reading:
         if self.listed:
             known += [min(self.listed), max(self.listed)]
         if self.tree is not None:
-            keys = [k for _, low, high in self.tree.leaves for k in (low, high) if k is not None]
+            keys = [k for r in self.tree.leaves for k in (r.low, r.high) if k is not None]
             known += keys
         return (min(known), max(known)) if known else None
 
@@ -494,15 +517,17 @@ class _Reading:
         own = (values[_ID], values[FIELDS.index("question_id")], values[_AT])
         return all(k is None or k == v for k, v in zip(known, own, strict=True))
 
-    def _offer(self, rowid: int, values: tuple, *, trusted: bool) -> bool:
+    def _offer(self, rowid: int, values: tuple, *, trusted: bool, judge: bool = True) -> bool:
         """Take a reading of `rowid` (column values in FIELDS order). `trusted`: the
         table's own b-tree gave it; otherwise an index must list it as this row. True
-        when it is saved."""
+        when it is saved. A reading an import refuses is counted only with `judge`."""
         if rowid in self.saved:
             return False
         if not trusted and not self._matches(rowid, values):
             return False
         checked = _checked(values)
+        if checked is None and not judge:
+            return False
         if checked is None:
             # a review an import refuses; or, where it is not the one an index lists,
             # bytes of a damaged page that parse (when every rowid is known)
@@ -523,9 +548,13 @@ class _Reading:
         referenced = self.listed | set(self.live)
         return referenced - set(self.saved) - self.refused
 
-    def _decode_row(self, page, offset) -> tuple[int, tuple] | None:
+    def _decode_row(self, page: Page | int, offset: int) -> tuple[int, tuple] | None:
+        """(rowid, values in FIELDS order) of the table cell at `offset` on `page` (a page
+        or its number), or None when it is not a row of this table."""
         assert self.raw is not None
         try:
+            if isinstance(page, int):
+                page = self.raw.btree_page(page)
             rowid, payload = self.raw.table_cell(page, offset)
             values = self.raw.record(payload)
         except PageError:
@@ -544,10 +573,10 @@ class _Reading:
         if self.raw is None or not self.shaped or not wanted:
             return
         for rowid in sorted(wanted & set(self.live)):
-            page, offset = self.live[rowid]
-            found = self._decode_row(page, offset)
+            number, offset = self.live[rowid]
+            found = self._decode_row(number, offset)
             if found is None:
-                self.damaged.append(_bounds(*_leaf_bounds(self.tree, page)))
+                self.damaged.append(_bounds(*_leaf_bounds(self.tree, number)))
                 continue
             self._offer(*found, trusted=True)
         wanted -= set(self.saved)
@@ -564,20 +593,30 @@ class _Reading:
             if found is not None and self._offer(*found, trusted=False):
                 wanted.discard(found[0])
 
-    def _stray_cells(self) -> Iterator[tuple]:
+    def _stray_cells(self) -> Iterator[tuple[Page, int]]:
         """Table cells no walk of the table reaches: past a leaf's declared count, and
         on the leaves of no tree that are not free. Free pages are never read."""
         assert self.raw is not None
-        if self.tree is not None:
-            for page, _, _ in self.tree.leaves:
+        leaves = [r.number for r in self.tree.leaves] if self.tree is not None else []
+        for number in leaves:
+            page = self._page(number)
+            if page is not None:
                 for offset in self.raw.stray_cells(page):
                     yield page, offset
-        for page in self._orphans()[0]:
-            if page.kind == TABLE_LEAF:
+        for number, kind in self._orphans()[0]:
+            page = self._page(number) if kind == TABLE_LEAF else None
+            if page is not None:
                 for offset in page.cells + self.raw.stray_cells(page):
                     yield page, offset
 
-    def _orphans(self) -> tuple[list[Page], bool]:
+    def _page(self, number: int) -> Page | None:
+        assert self.raw is not None
+        try:
+            return self.raw.btree_page(number)
+        except PageError:
+            return None
+
+    def _orphans(self) -> tuple[list[tuple[int, int]], bool]:
         """The b-tree pages no walk from a root reaches and that are not free; whether
         the freelist read whole."""
         assert self.raw is not None
@@ -590,7 +629,7 @@ class _Reading:
         numbers = (
             n for n in range(1, self.raw.page_count + 1) if n not in claimed and n not in free
         )
-        found = (list(self.raw.btree_pages(numbers)), sound)
+        found = (list(self.raw.btree_kinds(numbers)), sound)
         self._orphans_found = found
         return found
 
@@ -602,12 +641,12 @@ class _Reading:
         orphans, sound_freelist = self._orphans()
         if not sound_freelist:
             return  # free pages may be among them: their entries would be stale
-        for page in orphans:
-            if page.kind not in (INDEX_LEAF, INDEX_INTERIOR):
+        for number, kind in orphans:
+            if kind not in (INDEX_LEAF, INDEX_INTERIOR):
                 continue
             fits = []
             for index in self.broken_indexes:
-                entries, whole = self._index_pages(index, [page], shape=True)
+                entries, whole = self._index_pages(index, [number], shape=True)
                 if whole and entries:
                     fits.append(entries)
             if len(fits) == 1:
@@ -656,10 +695,10 @@ def _bounds(low: int | None, high: int | None) -> tuple[int | None, int | None]:
     return (None if low is None else low + 1, high)
 
 
-def _leaf_bounds(tree, page) -> tuple[int | None, int | None]:
-    for leaf, low, high in tree.leaves:
-        if leaf is page:
-            return low, high
+def _leaf_bounds(tree: Tree | None, number: int) -> tuple[int | None, int | None]:
+    for reached in tree.leaves if tree is not None else ():
+        if reached.number == number:
+            return reached.low, reached.high
     return None, None
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
@@ -116,13 +116,24 @@ class Page:
         return self.kind in (TABLE_LEAF, TABLE_INTERIOR)
 
 
+class Reached(NamedTuple):
+    """A page a walk reached: its number, how many cells it declares, and for a table
+    the rowids its cells may hold (above `low`, up to `high`; None: no bound). Only the
+    number is kept, not the page: a walk of a large file would hold all of it."""
+
+    number: int
+    cells: int
+    low: int | None = None
+    high: int | None = None
+
+
 @dataclass
 class Tree:
     """What a walk from a b-tree's root page reached."""
 
     pages: set[int] = field(default_factory=set)  # every page reached, the damaged too
-    leaves: list[tuple[Page, int | None, int | None]] = field(default_factory=list)
-    interiors: list[Page] = field(default_factory=list)
+    leaves: list[Reached] = field(default_factory=list)
+    interiors: list[Reached] = field(default_factory=list)
     # pages a pointer led to that are not a sound page of this tree; for a table, the
     # rowids its cells would have held: above low (None: no bound) up to high
     damaged: list[tuple[int, int | None, int | None]] = field(default_factory=list)
@@ -352,9 +363,9 @@ class SqliteFile:
                 tree.damaged.append((number, low, high))
                 continue
             if page.leaf:
-                tree.leaves.append((page, low, high))
+                tree.leaves.append(Reached(number, len(page.cells), low, high))
                 continue
-            tree.interiors.append(page)
+            tree.interiors.append(Reached(number, len(page.cells), low, high))
             children: list[tuple[int, int | None, int | None]] = []
             below = low
             for offset in page.cells:
@@ -372,12 +383,12 @@ class SqliteFile:
                 stack.append((child, child_low, child_high, depth + 1))
         return tree
 
-    def btree_pages(self, numbers: Iterator[int] | range) -> Iterator[Page]:
-        """The pages among `numbers` that read as b-tree pages."""
+    def btree_kinds(self, numbers: Iterator[int] | range) -> Iterator[tuple[int, int]]:
+        """(number, kind) of the pages among `numbers` that read as b-tree pages."""
         for number in numbers:
             if number in self.special:
                 continue
             try:
-                yield self.btree_page(number)
+                yield number, self.btree_page(number).kind
             except PageError:
                 continue

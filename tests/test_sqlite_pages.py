@@ -55,7 +55,9 @@ def table_rows(file: SqliteFile, root: int) -> list[tuple]:
     tree = file.walk(root, table=True)
     assert tree.clean
     rows = []
-    for page, _, _ in tree.leaves:
+    for reached in tree.leaves:
+        page = file.btree_page(reached.number)
+        assert len(page.cells) == reached.cells
         for offset in page.cells:
             rowid, payload = file.table_cell(page, offset)
             rows.append((rowid, *file.record(payload)))
@@ -81,7 +83,8 @@ def test_index_entries_read_as_sqlite_lists_them(tmp_path):
     tree = file.walk(roots(db)["t_a"], table=False)
     assert tree.clean and tree.interiors  # entries on interior pages too, long ones overflow
     entries = []
-    for page in [p for p, _, _ in tree.leaves] + tree.interiors:
+    for reached in tree.leaves + tree.interiors:
+        page = file.btree_page(reached.number)
         for offset in page.cells:
             entries.append(tuple(file.record(file.index_cell(page, offset))))
     conn = sqlite3.connect(db)
