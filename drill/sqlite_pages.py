@@ -344,23 +344,31 @@ class SqliteFile:
     def walk(self, root: int, *, table: bool) -> Tree:
         """Every page of the b-tree at `root` that its pointers reach. A page that is
         not a sound page of such a tree (another kind, outside the file, reached twice,
-        too deep, a child pointer that does not read) is recorded as damaged, with the
-        rowid bounds its parent gives it in a table; the walk goes on around it."""
+        too deep, a child pointer that does not read) is recorded as damaged, once, with
+        the rowid bounds its parent gives it in a table; the walk goes on around it. Each
+        page is queued once, so what a walk holds is bounded by the file's page count."""
         tree = Tree()
         kinds = (TABLE_LEAF, TABLE_INTERIOR) if table else (INDEX_LEAF, INDEX_INTERIOR)
+        marked: set[int] = set()
+
+        def damaged(number: int, low: int | None, high: int | None) -> None:
+            if number not in marked:
+                marked.add(number)
+                tree.damaged.append((number, low, high))
+
+        queued = {root}
         stack: list[tuple[int, int | None, int | None, int]] = [(root, None, None, 0)]
         while stack:
             number, low, high, depth = stack.pop()
-            if number in tree.pages or number in self.special or depth > MAX_DEPTH:
-                tree.damaged.append((number, low, high))
-                continue
             tree.pages.add(number)
             try:
+                if number in self.special or depth > MAX_DEPTH:
+                    raise PageError(f"page {number} cannot be in a tree here")
                 page = self.btree_page(number)
                 if page.kind not in kinds:
                     raise PageError(f"page {number} belongs to another kind of tree")
             except PageError:
-                tree.damaged.append((number, low, high))
+                damaged(number, low, high)
                 continue
             if page.leaf:
                 tree.leaves.append(Reached(number, len(page.cells), low, high))
@@ -374,12 +382,16 @@ class SqliteFile:
                 except PageError:
                     # the child and the keys it held are unknown: the next sibling's
                     # range starts where this one's would have
-                    tree.damaged.append((number, below, high))
+                    damaged(number, below, high)
                     continue
                 children.append((child, below, key))
                 below = key if key is not None else below
             children.append((page.right, below, high))
             for child, child_low, child_high in reversed(children):
+                if child in queued:
+                    damaged(child, child_low, child_high)  # a second pointer to one page
+                    continue
+                queued.add(child)
                 stack.append((child, child_low, child_high, depth + 1))
         return tree
 

@@ -153,6 +153,22 @@ def test_a_payload_longer_than_the_file_is_refused_before_it_is_read():
         file.table_cell(leaf, leaf.cells[0])
 
 
+def test_a_page_every_pointer_leads_to_is_walked_once():
+    interior = bytearray(512)
+    interior[0] = 0x05
+    interior[3:5] = (100).to_bytes(2, "big")
+    interior[8:12] = (3).to_bytes(4, "big")  # the right-most child: page 3
+    for i in range(100):  # a hundred cells, all the one cell at 400: child 3, key 5
+        interior[12 + 2 * i : 14 + 2 * i] = (400).to_bytes(2, "big")
+    interior[400:405] = (3).to_bytes(4, "big") + b"\x05"
+    leaf = bytearray(512)
+    leaf[0] = 0x0D
+    file = SqliteFile.from_bytes(small_header(3) + bytes(interior) + bytes(leaf))
+    tree = file.walk(2, table=True)
+    assert tree.pages == {2, 3} and [r.number for r in tree.leaves] == [3]
+    assert [number for number, _, _ in tree.damaged] == [3]  # once, however many pointers
+
+
 def small_header(pages: int, page_size: int = 512) -> bytes:
     """Page 1 of an empty database of `pages` pages of `page_size` bytes."""
     first = bytearray(page_size)
@@ -181,6 +197,7 @@ def read_everything(file: SqliteFile) -> int:
         for table in (True, False):
             tree = file.walk(number, table=table)
             assert len(tree.pages) <= file.page_count + 1
+            assert len(tree.damaged) <= len(tree.pages)
         try:
             page = file.btree_page(number)
         except PageError:
