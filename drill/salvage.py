@@ -622,9 +622,10 @@ class _Reading:
         assert self.raw is not None
         if self._orphans_found is not None:
             return self._orphans_found
-        claimed: set[int] = set()
+        claimed: set[int] = set()  # pages a walk took as its tree's (not those it refused)
         for root, table in self.schema.trees:
-            claimed |= self.raw.walk(root, table=table).pages
+            tree = self.raw.walk(root, table=table)
+            claimed.update(reached.number for reached in tree.leaves + tree.interiors)
         free, sound = self.raw.free_pages()
         numbers = (
             n for n in range(1, self.raw.page_count + 1) if n not in claimed and n not in free
