@@ -417,13 +417,27 @@ def _batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def rebuild_cards(db: Database, scheduler, cards: dict[str, dict] | None = None) -> int:
+def rebuild_cards(
+    db: Database,
+    scheduler,
+    cards: dict[str, dict] | None = None,
+    *,
+    questions: Iterable[str] | None = None,
+) -> int:
     """Replace every card that has non-cram reviews by the replay of its whole history
-    (or by `cards`, that replay made already)."""
+    (or by `cards`, that replay made already); with `questions`, only those cards."""
     if cards is None:
+        where = ""
+        args: list[str] = []
+        if questions is not None:
+            import json
+
+            where = " and question_id in (select value from json_each(?))"
+            args = [json.dumps(sorted(set(questions)))]
         cursor = db.execute(
             "select question_id, reviewed_at, rating from reviews"
-            " where not coalesce(cram, 0) order by reviewed_at, id"
+            f" where not coalesce(cram, 0){where} order by reviewed_at, id",
+            args,
         )
         cards = replay_rows(scheduler, cursor)
     # an upsert sets the schedule's columns and keeps the rest: a question suspended,
@@ -534,8 +548,11 @@ def import_history(
     fmt: str | None = None,
     batch_size: int = BATCH_SIZE,
     apart_bytes: int = REPLAY_APART_BYTES,
+    only_its_questions: bool = False,
 ) -> ImportResult:
-    """Merge a history file into the database by review id and rebuild the cards.
+    """Merge a history file into the database by review id and rebuild the cards (with
+    `only_its_questions`, only the cards of the questions the file names: the other
+    cards keep their due dates as they are).
 
     One write transaction: on any bad record (HistoryError naming FILE:LINE) nothing
     changes. A quiz in another terminal waits for it (up to the busy timeout).
@@ -550,11 +567,19 @@ def import_history(
     """
     with _Source(path, ahead=apart_bytes) as source:
         fmt = _format(source, fmt)
-        return _import_from(db, source, fmt, scheduler, batch_size, apart_bytes)
+        return _import_from(
+            db, source, fmt, scheduler, batch_size, apart_bytes, only_its_questions
+        )
 
 
 def _import_from(
-    db: Database, source: _Source, fmt: str, scheduler, batch_size: int, apart_bytes: int
+    db: Database,
+    source: _Source,
+    fmt: str,
+    scheduler,
+    batch_size: int,
+    apart_bytes: int,
+    only_its_questions: bool,
 ) -> ImportResult:
     read = 0
     seen = _SeenIds()
@@ -572,6 +597,7 @@ def _import_from(
             apart = source.size >= apart_bytes and cpus_free() > 1
             in_order = _ReplayInOrder(scheduler, apart=apart) if empty else None
             added = 0
+            named: set[str] | None = set() if only_its_questions else None
             with _indexes_after(conn, bulk=empty):
                 for batch in _batches(_values(source, source.path, fmt), batch_size):
                     read += len(batch)
@@ -579,13 +605,15 @@ def _import_from(
                         seen.add(number, values)
                         if in_order is not None:
                             in_order.add(values)
+                        if named is not None:
+                            named.add(values[1])  # FIELDS: id, question_id, ...
                     if in_order is not None:
                         in_order.flush()  # the second process replays while this inserts
                     # rowcount: the rows inserted, a review already present not counted
                     added += conn.executemany(_INSERT_SQL, [v for _n, v in batch]).rowcount
             read -= _check_repeats(source, fmt, seen)
             replayed = in_order.cards() if in_order is not None else None
-            cards = rebuild_cards(db, scheduler, replayed) if added else 0
+            cards = rebuild_cards(db, scheduler, replayed, questions=named) if added else 0
     finally:
         if in_order is not None:
             in_order.close()

@@ -395,7 +395,8 @@ def _merge_file(db, path: Path, scheduler, warn: Callable[[str], None]) -> int:
         from drill.history import import_history
 
         try:
-            result = import_history(db, path, scheduler, fmt="jsonl")
+            # only its questions' cards: the others keep their due dates (fuzz, caps)
+            result = import_history(db, path, scheduler, fmt="jsonl", only_its_questions=True)
         except HistoryError as exc:
             warn(f"{exc}; the answers kept in that file were not merged, and it is left as "
                  "it is (mend that line, then `kvdrill import` the file)")  # fmt: skip

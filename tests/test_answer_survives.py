@@ -531,3 +531,28 @@ def test_an_interview_answer_the_database_refuses_is_kept_and_the_interview_goes
         f"Merged 1 answer saved while the database could not be written (from {kept}).\n"
     )
     assert count(db) == 3  # exactly one more
+
+
+def test_a_merge_rebuilds_only_the_cards_of_the_answers_it_adds(
+    tmp_path, monkeypatch, short_busy_timeout
+):
+    """The other cards keep their schedule exactly (its fuzz, an interview date's cap)."""
+    db = new_database(tmp_path / "k.db")
+    result = locked_quiz(monkeypatch, db, ["2 MiB", "", "weights", LOCK, "", UNLOCK, "q"])
+    assert result.exit_code == 1, result.output
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "update cards set due = '2026-11-30T08:00:00.000000+00:00', stability = 99.5"
+    )  # as if capped before an interview
+    conn.commit()
+    before = conn.execute("select * from cards order by question_id").fetchall()
+    conn.close()
+    assert [row[0] for row in before] == ["qf-kv-bytes"]
+    again = quiz(db, input="q\n")
+    assert again.exit_code == 0, again.output
+    conn = sqlite3.connect(db)
+    after = conn.execute("select * from cards order by question_id").fetchall()
+    conn.close()
+    assert [row[0] for row in after] == ["qf-decode-bound", "qf-kv-bytes"]
+    assert after[1] == before[0]  # the card whose answer was not in the file, untouched
+    assert count(db) == 2
