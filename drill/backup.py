@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from drill.errors import SQLITE_READ_ERRORS as READ_ERRORS
 from drill.errors import StoreError
 
 KEEP_ENV = "KVDRILL_BACKUP_KEEP"
@@ -148,7 +149,7 @@ def copy_source(path: Path) -> Path | None:
             row = conn.execute(f"select database from {COPY_TABLE}").fetchone()
         finally:
             conn.close()
-    except sqlite3.Error:
+    except READ_ERRORS:
         return None
     return Path(row[0]) if row and isinstance(row[0], str) else None
 
@@ -306,7 +307,7 @@ def check_copy(path: Path) -> Summary:
         raise StoreError(f"{path} is empty, not a kvdrill backup")
     try:
         conn = connect_read_only(path)
-    except sqlite3.Error as exc:
+    except READ_ERRORS as exc:
         raise StoreError(f"cannot open {path}: {exc}") from None
     try:
         kind = _kind_of(conn, path)
@@ -327,7 +328,7 @@ def check_copy(path: Path) -> Summary:
         cards = conn.execute("select count(*) from cards").fetchone()[0]
         reviews, last = conn.execute("select count(*), max(reviewed_at) from reviews").fetchone()
         return Summary(version, cards, reviews, last)
-    except sqlite3.Error as exc:
+    except READ_ERRORS as exc:
         raise StoreError(f"{path} is damaged or not a kvdrill database: {exc}") from None
     finally:
         conn.close()
@@ -481,7 +482,7 @@ def _check_restore_target(db_path: Path) -> None:
             _kind_of(conn, db_path)  # raises for another application's database
         finally:
             conn.close()
-    except sqlite3.Error:
+    except READ_ERRORS:
         raise StoreError(refusal) from None
 
 
@@ -526,5 +527,5 @@ def _user_version(path: Path) -> int:
             return int(conn.execute("PRAGMA user_version").fetchone()[0])
         finally:
             conn.close()
-    except sqlite3.Error:
+    except READ_ERRORS:
         return 0

@@ -25,6 +25,7 @@ from drill.backup import (
     list_backups,
     trusted_first,
 )
+from drill.errors import SQLITE_READ_ERRORS as READ_ERRORS
 from drill.errors import StoreError
 
 # a session with no answer for this long is not running any more
@@ -95,7 +96,14 @@ def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
         report.kind = "blank"
         report.problems.append(f"{path} is empty; the next `kvdrill quiz` initialises it")
         return report
-    conn = connect_read_only(path)
+    try:
+        conn = connect_read_only(path)
+    except READ_ERRORS as exc:  # even the schema cannot be read
+        report.kind = "damaged"
+        report.integrity = [str(exc)]
+        report.problems.append(f"reading it failed: {exc}")
+        _advise_restore(report, now)
+        return report
     try:
         try:
             report.kind = _kind_of(conn, path)
@@ -107,7 +115,7 @@ def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
         check = "integrity_check" if full else "quick_check"
         try:
             rows = [" ".join(str(r[0]).split()) for r in conn.execute(f"PRAGMA {check}(20)")]
-        except sqlite3.DatabaseError as exc:  # damage the check itself trips over
+        except READ_ERRORS as exc:  # damage the check itself trips over
             rows = [str(exc)]
         report.integrity = [] if rows == ["ok"] else rows
         if report.integrity:
@@ -131,7 +139,7 @@ def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
                 "(after a backup)"
             )
         _count(conn, report, now)
-    except sqlite3.Error as exc:
+    except READ_ERRORS as exc:
         report.kind = "damaged"
         report.integrity = report.integrity or [str(exc)]
         report.problems.append(f"reading it failed: {exc}")

@@ -4,6 +4,12 @@ Code below the CLI raises these; only `drill.cli` turns them into a one-line
 `Error: ...` and a non-zero exit. Messages are written for the user to act on.
 """
 
+import sqlite3
+
+# what reading a damaged database can raise: besides sqlite3's own errors, a damaged
+# schema can make SQLite's message bytes that are not UTF-8, raised as UnicodeDecodeError
+SQLITE_READ_ERRORS = (sqlite3.Error, UnicodeDecodeError)
+
 
 class KvdrillError(Exception):
     """Base class: anything the CLI reports as a one-line error."""

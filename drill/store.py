@@ -42,6 +42,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
+from drill.errors import SQLITE_READ_ERRORS as READ_ERRORS
 from drill.errors import StoreError
 from drill.paths import default_db_path
 
@@ -402,7 +403,7 @@ def open_db(
         db = _prepare(conn, path, write=write, now=now, warn=warn, older_schema=older_schema)
     except BaseException as exc:
         conn.close()
-        if isinstance(exc, sqlite3.Error):
+        if isinstance(exc, READ_ERRORS):
             raise StoreError(describe_sqlite_error(exc, path)) from None
         raise
     opened_paths.append(path)

@@ -487,3 +487,35 @@ def test_backups_still_sort_by_when_they_were_taken(tmp_path):
         assert run("backup", "--db", db, "--now", f"2026-11-{day}T12:00:00+00:00").exit_code == 0
     taken = [b.taken_at for b in list_backups(db)]
     assert taken == [datetime(2026, 11, d, 12, 0, tzinfo=timezone.utc) for d in (21, 22, 23)]
+
+
+# ------------------------------------------------------------------ a schema SQLite cannot say
+
+
+def undecodable_schema(path: Path) -> Path:
+    """A kvdrill database whose schema no longer parses, where SQLite's own message quotes
+    bytes that are not UTF-8 (Python raises that as UnicodeDecodeError)."""
+    kvdrill_db(path)
+    conn = sqlite3.connect(path)
+    conn.execute("pragma journal_mode = delete")
+    conn.close()
+    data = path.read_bytes()
+    at = data.index(b"CREATE INDEX")
+    path.write_bytes(data[:at] + b"CREATE I\x94DEX" + data[at + 12 :])
+    return path
+
+
+def test_a_schema_sqlite_cannot_quote_is_damage_in_one_line(tmp_path):
+    path = undecodable_schema(tmp_path / "k.db")
+    before = sha(path)
+    for args in (["stats", "--db", path, "--now", NOW], ["quiz", "--db", path, *QUIZ]):
+        line = one_line_error(run(*args, input="q\n"))
+        assert line.startswith(f"Error: {path} is damaged or unreadable ('utf-8' codec"), args
+    result = run("doctor", "--json", "--db", path, "--now", NOW)
+    assert result.exit_code == 1
+    report = __import__("json").loads(result.stdout)
+    assert report["kind"] == "damaged"
+    assert report["problems"][0].startswith("reading it failed: 'utf-8' codec can't decode")
+    line = one_line_error(run("restore", path, "--db", tmp_path / "new.db"))
+    assert line.startswith(f"Error: cannot open {path}: 'utf-8' codec can't decode byte 0x94")
+    assert sha(path) == before
