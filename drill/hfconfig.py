@@ -230,7 +230,7 @@ def _shape(d: dict, name: str, source: str) -> ModelShape:
         found = _spelled(d, HEAD_DIM_FIELDS)
         head_dim = found[0] if found else None
     if head_dim is None:
-        if hidden_found is None:
+        if hidden is None or hidden_found is None:
             raise ConfigError(
                 f"missing field head_dim (and no {_listed(HIDDEN_FIELDS)} to derive it)"
             )

@@ -447,6 +447,7 @@ class _Reading:
             offsets = page.cells if page is not None else ()
             rowids = []
             for offset in offsets:
+                assert page is not None  # no offsets without a page
                 try:
                     rowids.append((self.raw.table_rowid(page, offset), offset))
                 except PageError:
@@ -676,11 +677,11 @@ class _Reading:
         named = sorted(set(self.saved) | self.refused | missing)
         lowest, highest = (named[0], named[-1]) if named else (None, None)
         spans = []
-        for low, high in unreadable + self.damaged:
-            low = lowest if low is None else low
-            high = highest if high is None else high
-            if low is not None and high is not None and low <= high:
-                spans.append((low, high))
+        for first, last in unreadable + self.damaged:
+            start = lowest if first is None else first
+            end = highest if last is None else last
+            if start is not None and end is not None and start <= end:
+                spans.append((start, end))
         result.unreadable = list(_unnamed(_merged(spans), named))
 
 

@@ -904,9 +904,9 @@ def run_session(
         except (StoreError, sqlite3.Error):
             pass  # `kvdrill doctor --repair` closes it later
         raise
-    result.ended_at = io.now()
+    ended_at = result.ended_at = io.now()
     try:
-        keeper.write(lambda: end_session(db, result.session_id, iso(result.ended_at)))
+        keeper.write(lambda: end_session(db, result.session_id, iso(ended_at)))
     except StoreError as exc:
         # every answer is stored or kept already: the summary still comes
         session.say(f"The session's end time was not saved ({why_not_saved(exc)}); "

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
@@ -151,6 +151,7 @@ class SqliteFile:
 
     def __init__(self, read: Callable[[int, int], bytes], size: int):
         self._read = read
+        self._handle: IO[bytes] | None = None  # the file `open` read from
         head = read(0, HEADER_SIZE)
         if len(head) < HEADER_SIZE or not head.startswith(MAGIC):
             raise PageError("not a SQLite file")
