@@ -81,10 +81,11 @@ def test_a_damaged_page_loses_only_the_reviews_it_held(tmp_path):
     assert sorted(lost) == list(range(min(lost), max(lost) + 1))
     assert {review(n)["reviewed_at"][:10] for n in lost} == {"2026-10-02"}
     assert result.stderr == (
+        f"Error: not every review of {db} was saved ({len(lost)} lost). "
         f"Saved {3000 - len(lost):,} reviews from {db} to {saved}. Lost {len(lost)} reviews the"
         f" file still lists: rowids {first:,}-{last:,}, answered 2026-10-02. To put them back:"
         f" kvdrill restore BACKUP, then kvdrill import {saved} (it adds only the reviews the"
-        f" backup lacks).\nError: not every review of {db} was saved ({len(lost)} lost)\n"
+        " backup lacks).\n"
     )
 
 
@@ -144,10 +145,10 @@ def test_a_row_that_reads_but_an_import_would_refuse_is_left_out(tmp_path):
     result = run("export", "--salvage", "-o", saved, "--db", db)
     assert result.exit_code == 1
     assert result.stderr == (
+        f"Error: not every review of {db} was saved (2 left out). "
         f"Saved 18 reviews from {db} to {saved}. Left out, as an import would refuse them: 2."
         f" To put them back: kvdrill restore BACKUP, then kvdrill import {saved} (it adds only"
-        f" the reviews the backup lacks).\nError: not every review of {db} was saved (2 left"
-        " out)\n"
+        " the reviews the backup lacks).\n"
     )
     assert markers(saved) == [n for n in range(20) if n not in (4, 5)]
 
@@ -260,10 +261,10 @@ def test_a_log_that_is_not_the_files_own_is_left_out_and_said(tmp_path):
     assert result.exit_code == 1, result.output  # what the log held cannot be accounted for
     assert markers(saved) == list(range(20))
     assert result.stderr == (
+        f"Error: not every review of {db} was saved (its write-ahead log left out). "
         f"Saved 20 reviews from {db} to {saved}. Its write-ahead log could not be read with it"
         f" and was left out. To put them back: kvdrill restore BACKUP, then kvdrill import"
-        f" {saved} (it adds only the reviews the backup lacks).\nError: not every review of"
-        f" {db} was saved (its write-ahead log left out)\n"
+        f" {saved} (it adds only the reviews the backup lacks).\n"
     )
 
 
@@ -376,9 +377,9 @@ def lost_text(db: Path, out: Path, saved: int, groups: list[list[int]], rowid=No
         for (low, high), g in zip(spans, groups, strict=True)
     )
     return (
+        f"Error: not every review of {db} was saved ({total} lost). "
         f"Saved {saved:,} reviews from {db} to {out}. Lost {total} reviews the file still lists:"
         f" {ranges}. {PUT_BACK.format(out)}\n"
-        f"Error: not every review of {db} was saved ({total} lost)\n"
     )
 
 
@@ -512,9 +513,9 @@ def test_a_leaf_lost_where_only_the_id_index_reads_is_named_without_its_days(tmp
     assert saved_lines(out) == [line for i, line in enumerate(lines) if i not in held]
     first, last = held[0] + 1, held[-1] + 1
     assert result.stderr == (
+        f"Error: not every review of {db} was saved ({len(held)} lost). "
         f"Saved {2000 - len(held):,} reviews from {db} to {out}. Lost {len(held)} reviews the"
         f" file still lists: rowids {first}-{last}, date unknown. {PUT_BACK.format(out)}\n"
-        f"Error: not every review of {db} was saved ({len(held)} lost)\n"
     )
 
 
@@ -532,9 +533,9 @@ def test_where_no_index_reads_a_damaged_range_is_at_most_its_width(tmp_path):
     assert saved_lines(out) == [line for i, line in enumerate(lines) if i not in held]
     first, last = held[0] + 1, held[-1] + 1
     assert result.stderr == (
+        f"Error: not every review of {db} was saved (at most {len(held)} unreadable). "
         f"Saved {2000 - len(held):,} reviews from {db} to {out}. Unreadable: rowids"
         f" {first}-{last} (at most {len(held)} reviews). {PUT_BACK.format(out)}\n"
-        f"Error: not every review of {db} was saved (at most {len(held)} unreadable)\n"
     )
 
 
@@ -587,10 +588,10 @@ def test_an_undone_review_on_a_freed_page_is_not_read(tmp_path):
     assert 1999 not in markers(out)
     assert saved_lines(out) == lines[: held[0]]  # a free page is not read, even for copies
     assert result.stderr == (
+        f"Error: not every review of {db} was saved ({len(held)} lost). "
         f"Saved {held[0]:,} reviews from {db} to {out}. Lost {len(held)} reviews the file"
         f" still lists: rowids {held[0] + 1:,}-2,000, answered 2026-10-02."
-        f" {PUT_BACK.format(out)}\nError: not every review of {db} was saved"
-        f" ({len(held)} lost)\n"
+        f" {PUT_BACK.format(out)}\n"
     )
 
 
@@ -686,8 +687,8 @@ def test_a_rowid_no_review_has_inside_a_damaged_page_is_not_counted(tmp_path):
     assert result.exit_code == 1
     assert saved_lines(out) == [line for i, line in enumerate(lines) if i not in around]
     assert result.stderr == (
+        f"Error: not every review of {db} was saved ({len(held)} lost). "
         f"Saved {2000 - len(around):,} reviews from {db} to {out}. Lost {len(held)} reviews the"
         f" file still lists: rowids {around[0] + 1:,}-{around[-1] + 1:,} ({len(held)} of them),"
         f" answered {days_of(held)}. {PUT_BACK.format(out)}\n"
-        f"Error: not every review of {db} was saved ({len(held)} lost)\n"
     )

@@ -124,19 +124,22 @@ def _salvage(fmt: str, output: Path | None, db_path: Path | None, protected) -> 
             f"To put them back: kvdrill restore BACKUP, then kvdrill import {output} "
             "(it adds only the reviews the backup lacks)."
         )
-    click.echo(" ".join(lines), err=True)
-    if not result.complete:
-        # the file is written; the exit status says it does not hold every review
-        missing = []
-        if result.lost:
-            missing.append(f"{result.lost_count:,} lost")
-        if result.unreadable:
-            missing.append(f"at most {result.unreadable_rowids:,} unreadable")
-        if result.failed_checks:
-            missing.append(f"{result.failed_checks:,} left out")
-        if result.log_left_out:
-            missing.append("its write-ahead log left out")
-        raise StoreError(f"not every review of {path} was saved ({', '.join(missing)})")
+    if result.complete:
+        click.echo(" ".join(lines), err=True)
+        return
+    # the file is written; the one error line says what it lacks, then what it holds
+    missing = []
+    if result.lost:
+        missing.append(f"{result.lost_count:,} lost")
+    if result.unreadable:
+        missing.append(f"at most {result.unreadable_rowids:,} unreadable")
+    if result.failed_checks:
+        missing.append(f"{result.failed_checks:,} left out")
+    if result.log_left_out:
+        missing.append("its write-ahead log left out")
+    raise StoreError(
+        f"not every review of {path} was saved ({', '.join(missing)}). " + " ".join(lines)
+    )
 
 
 @click.command("import", help=IMPORT_HELP, short_help="Merge a review history file.")
