@@ -30,8 +30,8 @@ from click.testing import CliRunner  # noqa: E402
 from synthetic_history import TRUE_PARAMETERS, simulate, write_history  # noqa: E402
 
 from drill.cli import cli  # noqa: E402
-from drill.fsrs_fit import load_history, score, split  # noqa: E402
-from drill.store import open_db  # noqa: E402
+from drill.storage.database import open_db  # noqa: E402
+from drill.study.fsrs_fit import load_history, score, split  # noqa: E402
 
 
 def measure(questions: int, days: int, new_per_day: int, seed: int) -> dict:

@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from drill.bank import load_default_bank  # noqa: E402
-from drill.expr import compile_expr  # noqa: E402
-from drill.grade import grade  # noqa: E402
-from drill.instance import make_instance  # noqa: E402
-from drill.units import format_quantity, parse_answer  # noqa: E402
+from drill.bank.loader import load_default_bank  # noqa: E402
+from drill.kinds.grade import grade  # noqa: E402
+from drill.kinds.instance import make_instance  # noqa: E402
+from drill.quantities.expr import compile_expr  # noqa: E402
+from drill.quantities.units import format_quantity, parse_answer  # noqa: E402
 
 
 def numeric_answers(instance) -> list[str]:

@@ -1,7 +1,7 @@
 """History I/O against the storage's own speed: each figure is a ratio to a bound measured
 in the same run, on the same files.
 
-- export JSON Lines and CSV: `kvdrill export` (drill.history_out) against the sqlite3
+- export JSON Lines and CSV: `kvdrill export` (drill.storage.history_out) against the sqlite3
   shell writing the same table as JSON (`-json`) and CSV (`-csv`), same query and order;
   target <= 1.5x;
 - import of the exported JSON Lines into a fresh database: `kvdrill import` against the
@@ -11,7 +11,7 @@ in the same run, on the same files.
   review_card for every non-cram review in time order on parsed datetimes; target <=
   1.15x;
 - `kvdrill stats --json` as a command on the database against the same command on an
-  empty database; target <= 2x. Every open checks every page (quick_check, drill.store),
+  empty database; target <= 2x. Every open checks every page (quick_check, drill.storage.database),
   so every run pays the check; the check alone is shown too. Stats reports the median of
   --repeat runs, interleaved with its bound's.
 
@@ -40,11 +40,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from drill.history import IMPORT_CACHE_KIB  # noqa: E402
-from drill.history_out import export_history  # noqa: E402
-from drill.review import FIELDS  # noqa: E402
 from drill.srs import iso, make_scheduler, parse_iso  # noqa: E402
-from drill.store import open_db, quick_check  # noqa: E402
+from drill.storage.database import open_db, quick_check  # noqa: E402
+from drill.storage.history_in import IMPORT_CACHE_KIB  # noqa: E402
+from drill.storage.history_out import export_history  # noqa: E402
+from drill.storage.review_record import FIELDS  # noqa: E402
 
 NOW = datetime(2026, 11, 18, 15, 0, tzinfo=timezone.utc)
 SHELL_QUERY = f"select {', '.join(FIELDS)} from reviews order by reviewed_at, id"

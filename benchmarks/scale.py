@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from drill.srs import iso, make_scheduler  # noqa: E402
-from drill.store import open_db  # noqa: E402
+from drill.storage.database import open_db  # noqa: E402
 
 NOW = datetime(2026, 11, 18, 15, 0, tzinfo=timezone.utc)
 HISTORY_DAYS = 730
@@ -138,9 +138,9 @@ def timed(fn, repeat: int = 3) -> tuple[float, object]:
 
 
 def run(cards: int, reviews: int, workdir: Path) -> dict[str, float]:
-    from drill.history import import_history
-    from drill.history_out import export_history
-    from drill.stats import collect_stats
+    from drill.reports.stats import collect_stats
+    from drill.storage.history_in import import_history
+    from drill.storage.history_out import export_history
 
     figures: dict[str, float] = {}
     path = workdir / "scale.db"
@@ -172,8 +172,8 @@ def run(cards: int, reviews: int, workdir: Path) -> dict[str, float]:
 
     figures["due_sql_s"], _ = timed(due_sql, repeat=5)
 
-    from drill.review_store import load_cards, new_cards_since
-    from drill.session import plan_review
+    from drill.storage.reviews import load_cards, new_cards_since
+    from drill.study.session import plan_review
 
     def plan():
         loaded = load_cards(db)

@@ -57,7 +57,7 @@ def describe_error(exc: Exception) -> str | None:
         return str(exc)
     sqlite3 = sys.modules.get("sqlite3")
     if sqlite3 is not None and isinstance(exc, sqlite3.Error):
-        from drill.store import describe_sqlite_error
+        from drill.storage.database import describe_sqlite_error
 
         return describe_sqlite_error(exc)
     if isinstance(exc, BrokenPipeError):

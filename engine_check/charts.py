@@ -1,7 +1,7 @@
 """An engine run's charts (no torch here): the roofline with every measured point, time to
 first token against prompt length and time per decode step against batch size, each
 beside the roofline's prediction. Each function takes the result object and returns a
-matplotlib Figure for `drill.charts.to_svg`.
+matplotlib Figure for `drill.reports.charts.to_svg`.
 
 Predicted lines come from engine_check.roofline with the run's settled peaks, drawn over
 a continuous range, so a point off its line shows how far the real kernels fall short.
@@ -13,8 +13,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from drill.charts import BLUE, GREEN, GREY, INK, ORANGE, VERMILION, empty_note, new_figure
-from drill.units import format_quantity
+from drill.quantities.units import format_quantity
+from drill.reports.charts import BLUE, GREEN, GREY, INK, ORANGE, VERMILION, empty_note, new_figure
 from engine_check import roofline
 from engine_check.config import ModelConfig
 from engine_check.report import current_peaks

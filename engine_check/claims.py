@@ -20,8 +20,8 @@ Thresholds, chosen to be clear rather than generous:
 
 from __future__ import annotations
 
-from drill.evidence import CLAIM_NAMES
-from drill.units import format_quantity
+from drill.quantities.units import format_quantity
+from drill.serving.evidence import CLAIM_NAMES
 
 MBU_MIN = 0.5
 DECODE_FLOP_UTIL_MAX = 0.25

@@ -5,7 +5,7 @@ counts (engine_check.roofline).
 (b) decode: TPOT vs context length at batch 1;
 (c) batch: TPOT vs batch size at a fixed context;
 (d) recompute: a cached decode step vs recomputing the whole prefix, by position;
-(e) kv: bytes of the allocated cache tensor against `drill.kvmath.kv_cache_bytes`.
+(e) kv: bytes of the allocated cache tensor against `drill.serving.kvmath.kv_cache_bytes`.
 
 Rates, utilisations and roofline times depend on the peaks, which are settled only after
 the experiments (engine_check.peaks), so engine_check.report derives them. The peaks
@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from drill.kvmath import kv_cache_bytes
+from drill.serving.kvmath import kv_cache_bytes
 from engine_check import roofline
 from engine_check.config import RunPlan
 from engine_check.model import KVCache, Transformer, decode_step, forward_no_cache, prefill

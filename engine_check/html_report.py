@@ -3,7 +3,7 @@ show --html FILE`): the setup, the peaks and the kernels they came from, the roo
 with every prefill, decode and batch point, TTFT against prompt length and TPOT against
 batch size with the roofline's predictions, and the verdicts. No torch here.
 
-The page loads nothing and runs nothing (the head of `drill.html_page`); every string
+The page loads nothing and runs nothing (the head of `drill.reports.html_page`); every string
 from the result passes through `drill.text.printable` and `html.escape`. It is a pure
 function of the result: the same stored run gives the same file.
 """
@@ -14,9 +14,9 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from drill.html_page import REPORT_CSS, page_head
+from drill.quantities.units import format_bytes, format_quantity
+from drill.reports.html_page import REPORT_CSS, page_head
 from drill.text import printable
-from drill.units import format_bytes, format_quantity
 from engine_check.report import busy_warning, current_peaks
 
 TITLE = "kvdrill engine check"
@@ -121,7 +121,7 @@ def verdicts_section(result: Mapping[str, Any]) -> str:
 
 
 def chart_sections(result: Mapping[str, Any]) -> list[str]:
-    from drill.charts import to_svg
+    from drill.reports.charts import to_svg
     from engine_check.charts import draw_roofline, draw_tpot, draw_ttft
 
     cfg = result["config"]

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drill.units import format_quantity
+from drill.quantities.units import format_quantity
 from engine_check.timing import Timer, measure_for
 
 BANDWIDTH = "bandwidth"

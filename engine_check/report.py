@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from drill.units import format_bytes, format_number, format_quantity
+from drill.quantities.units import format_bytes, format_number, format_quantity
 from engine_check.claims import compute_claims
 from engine_check.config import ModelConfig
 from engine_check.contention import BUSY_SHARE_WARN

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from drill.errors import EngineError
-from drill.gpus import spec_for
+from drill.serving.gpus import spec_for
 from engine_check import experiments
 from engine_check.config import DTYPE_BYTES, RunPlan, canonical_dtype, plan_for, resolve_device
 from engine_check.contention import CpuMeter

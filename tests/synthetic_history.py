@@ -19,7 +19,7 @@ from fsrs import Card, Rating, Scheduler
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from drill.srs import iso, make_scheduler, replay_rows
-from drill.store import open_db
+from drill.storage.database import open_db
 
 START = datetime(2025, 1, 6, tzinfo=timezone.utc)
 # a user who forgets faster than FSRS's defaults assume: lower first stabilities (w0-w3),

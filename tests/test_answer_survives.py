@@ -20,20 +20,20 @@ import pytest
 from click.testing import CliRunner
 
 import drill.commands.quiz as quiz_module
-import drill.session
-import drill.store
-from drill.bank import load_bank
+import drill.storage.database
+import drill.study.session
+from drill.bank.loader import load_bank
 from drill.cli import cli
-from drill.days import UTC_DAYS
-from drill.review_store import unsaved_path
-from drill.session import (
+from drill.storage.database import open_db
+from drill.storage.reviews import unsaved_path
+from drill.study.days import UTC_DAYS
+from drill.study.session import (
     Terminated,
     deferred_signals,
     ending_signals,
     raise_pending,
     run_session,
 )
-from drill.store import open_db
 
 HERE = Path(__file__).parent
 BANK_QUIZ = HERE / "banks_quiz"
@@ -88,7 +88,7 @@ class Locker:
 @pytest.fixture
 def short_busy_timeout(monkeypatch):
     """SQLite waits 50 ms for a lock rather than 10 s, so each test stays fast."""
-    monkeypatch.setattr(drill.store, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(drill.storage.database, "BUSY_TIMEOUT_MS", 50)
 
 
 def quiz(db: Path, *extra: str, input: str = ""):
@@ -251,7 +251,7 @@ def test_the_unsaved_file_is_named_after_the_whole_database_name(tmp_path):
 
 
 def test_a_rescue_never_writes_into_a_file_a_merge_removed_meanwhile(tmp_path):
-    from drill.review_store import lock_file
+    from drill.storage.reviews import lock_file
 
     kept = tmp_path / "k.db-unsaved.jsonl"
     kept.write_text("")
@@ -340,18 +340,18 @@ def test_a_signal_during_a_write_waits_for_its_end_and_the_handlers_come_back():
 def test_sigterm_while_an_answer_is_written_saves_it_then_ends_the_session(tmp_path, monkeypatch):
     from test_session import Terminal
 
-    real = drill.session.record_answer
+    real = drill.study.session.record_answer
 
     def terminated_meanwhile(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.05)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(drill.session, "record_answer", terminated_meanwhile)
+    monkeypatch.setattr(drill.study.session, "record_answer", terminated_meanwhile)
     db = open_db(tmp_path / "k.db")
     term = Terminal(["2 MiB", "", "s", "q"])
     with ending_signals():
-        result = run_session(db, load_bank([BANK_QUIZ]), drill.session.SessionOptions(
+        result = run_session(db, load_bank([BANK_QUIZ]), drill.study.session.SessionOptions(
             topic="quiz-fixture", seed=1, fuzz=False), term.io(), days=UTC_DAYS)  # fmt: skip
     db.conn.close()
     assert (result.ended_by, result.answered) == ("interrupt", 1)
@@ -449,13 +449,13 @@ def test_a_report_to_dev_full_goes_beside_the_database(tmp_path):
 
 
 def test_a_report_no_file_can_take_is_printed(tmp_path, monkeypatch):
-    import drill.outfile
+    import drill.storage.outfile
     from drill.errors import KvdrillError
 
     def full(path, text, protected=()):
         raise KvdrillError(f"cannot write {path}: No space left on device")
 
-    monkeypatch.setattr(drill.outfile, "write_text", full)
+    monkeypatch.setattr(drill.storage.outfile, "write_text", full)
     db = tmp_path / "k.db"
     result = interview(db, "--report", str(tmp_path / "r.html"))
     beside = tmp_path / "k.db-report-20261118-120130.html"

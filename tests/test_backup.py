@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 from dbstates import damage, foreign, settled_db, sha, unmarked_v1
 
-from drill.backup import check_copy, list_backups
 from drill.cli import cli
 from drill.errors import StoreError
-from drill.store import APPLICATION_ID, SCHEMA_VERSION, open_db
+from drill.storage.backup import check_copy, list_backups
+from drill.storage.database import APPLICATION_ID, SCHEMA_VERSION, open_db
 
 BANK_DIR = Path(__file__).parent / "banks_quiz"
 

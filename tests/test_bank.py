@@ -9,16 +9,16 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from drill.bank import (
+from drill.bank.loader import (
     builtin_bank_files,
     default_bank_paths,
     expand_bank_paths,
     load_bank,
     read_bank,
 )
+from drill.bank.schema import ChoiceQuestion, NumericQuestion
+from drill.bank.yaml_lines import LineLoader
 from drill.errors import BankError
-from drill.schema import ChoiceQuestion, NumericQuestion
-from drill.yaml_lines import LineLoader
 
 BANKS = Path(__file__).parent / "banks"
 

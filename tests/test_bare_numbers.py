@@ -9,11 +9,11 @@ percentage, where the other reading is the percent-vs-fraction slip.
 
 import pytest
 
-from drill.grade import grade
-from drill.instance import Instance, MisconceptionValue
+from drill.bank.misconceptions import load_misconception_catalogue
+from drill.bank.schema import Tolerance
+from drill.kinds.grade import grade
+from drill.kinds.instance import Instance, MisconceptionValue
 from drill.kinds.numeric_grade import stated_units
-from drill.misconceptions import load_misconception_catalogue
-from drill.schema import Tolerance
 
 CATALOGUE = load_misconception_catalogue()
 

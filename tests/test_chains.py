@@ -6,12 +6,12 @@ import textwrap
 
 import pytest
 
-from drill.bank import load_bank, load_default_bank
-from drill.chains import chain_length, draw_chain
+from drill.bank.lint import lint_bank
+from drill.bank.loader import load_bank, load_default_bank
+from drill.bank.schema import question_adapter
 from drill.errors import BankError
 from drill.kinds import kind_of
-from drill.lint import lint_bank
-from drill.schema import question_adapter
+from drill.kinds.chains import chain_length, draw_chain
 
 NUMERIC = kind_of("numeric")
 
@@ -60,7 +60,7 @@ def test_a_change_may_be_an_expression_over_the_values_so_far():
 
 
 def test_a_follow_up_answered_as_before_the_change_is_named_so():
-    from drill.grade import grade
+    from drill.kinds.grade import grade
 
     bank = load_default_bank()
     opener, fp8, many = draw_chain(bank.get("kv-bytes-per-request"), bank.get, 0)

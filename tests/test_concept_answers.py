@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from drill.bank import load_default_bank
-from drill.grade import grade
-from drill.instance import make_instance
+from drill.bank.loader import load_default_bank
+from drill.kinds.grade import grade
+from drill.kinds.instance import make_instance
 
 ANSWERS = yaml.safe_load(
     (Path(__file__).parent / "data" / "concept_answers.yaml").read_text(encoding="utf-8")

@@ -1,11 +1,11 @@
 """The concept grader: cues read as words in any form, negation and contrast, wrong claims,
-and the rating that follows from what an answer covers (drill.cues, drill.kinds.concept)."""
+and the rating that follows from what an answer covers (drill.kinds.cues, drill.kinds.concept)."""
 
 import pytest
 
-from drill.grade import grade
-from drill.instance import Instance
 from drill.kinds import kind_of
+from drill.kinds.grade import grade
+from drill.kinds.instance import Instance
 
 # a prefix-cache hit: three key points, and a wrong claim about the first
 PREFIX = Instance(
@@ -147,12 +147,12 @@ def test_the_stemmer_is_loaded_only_when_an_answer_is_read():
 
     script = (
         "import sys\n"
-        "from drill.bank import load_default_bank\n"
-        "from drill.instance import make_instance\n"
+        "from drill.bank.loader import load_default_bank\n"
+        "from drill.kinds.instance import make_instance\n"
         "question = load_default_bank().get('define-ttft')\n"
         "instance = make_instance(question, 1)\n"
         "print('snowballstemmer' in sys.modules)\n"
-        "from drill.grade import grade\n"
+        "from drill.kinds.grade import grade\n"
         "grade(instance, 'queued')\n"
         "print('snowballstemmer' in sys.modules)\n"
     )

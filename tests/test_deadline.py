@@ -6,13 +6,13 @@ from click.testing import CliRunner
 from dbstates import BANK_DIR, kvdrill_db
 from test_session import Terminal
 
-from drill.bank import load_bank
+from drill.bank.loader import load_bank
 from drill.cli import cli
-from drill.days import DayClock
-from drill.deadline import capped_due, retention_toward
-from drill.session import SessionOptions, run_session
 from drill.srs import iso
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.study.days import DayClock
+from drill.study.deadline import capped_due, retention_toward
+from drill.study.session import SessionOptions, run_session
 
 UTC4 = DayClock(timezone.utc, 4)  # days in UTC that begin at 04:00
 INTERVIEW = date(2027, 1, 15)

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 import drill
-from drill import deck_cache
-from drill.bank import builtin_bank_files, load_bank, load_default_bank, read_bank
+from drill.bank import deck_cache
+from drill.bank.loader import builtin_bank_files, load_bank, load_default_bank, read_bank
 from drill.cli import cli
 
 NUMERIC = """\

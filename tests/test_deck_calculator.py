@@ -2,7 +2,7 @@
 
 The templates that draw a real model (a preset) on a real GPU (a gpu param) at a
 tensor-parallel degree work their answer out with the bank's own expressions; the
-calculator behind `kvdrill kv --gpu --tp --latency` (drill/serving.py) works out the same
+calculator behind `kvdrill kv --gpu --tp --latency` (drill/serving/estimates.py) works out the same
 figure from the same model, GPU and degree. For 200 draws of each template the two must
 agree: exactly for bytes and counts, within 1e-9 relative for times. A change to either
 side that the other does not follow fails here.
@@ -16,11 +16,18 @@ from __future__ import annotations
 
 import pytest
 
-from drill.bank import builtin_bank_files, read_bank
-from drill.gpus import GPU_SPECS
-from drill.kvmath import get_preset, load_presets
-from drill.schema import GpuParam, NumericQuestion
-from drill.serving import DEFAULT_MBU, DEFAULT_MFU, Efficiencies, memory_per_gpu, tpot, ttft
+from drill.bank.loader import builtin_bank_files, read_bank
+from drill.bank.schema import GpuParam, NumericQuestion
+from drill.serving.estimates import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    Efficiencies,
+    memory_per_gpu,
+    tpot,
+    ttft,
+)
+from drill.serving.gpus import GPU_SPECS
+from drill.serving.kvmath import get_preset, load_presets
 
 DRAWS = 200
 CHECKED = (
@@ -40,7 +47,7 @@ def deck():
 
 def draws(deck, question_id):
     """(seed, the drawn values, the expected answer) for seeds 0..DRAWS-1."""
-    from drill.instance import draw_numeric
+    from drill.kinds.instance import draw_numeric
 
     question = deck.get(question_id)
     for seed in range(DRAWS):

@@ -14,10 +14,10 @@ from typing import NamedTuple
 
 import pytest
 
-from drill.bank import builtin_bank_files, read_bank
-from drill.grade import grade
-from drill.instance import make_instance
-from drill.schema import NumericQuestion
+from drill.bank.loader import builtin_bank_files, read_bank
+from drill.bank.schema import NumericQuestion
+from drill.kinds.grade import grade
+from drill.kinds.instance import make_instance
 
 SERVING_FILES = ("serving_", "spot_the_bug")
 

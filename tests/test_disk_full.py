@@ -9,13 +9,13 @@ import pytest
 from click.testing import CliRunner
 from test_session import T0, Terminal  # noqa: I001
 
-import drill.session
-from drill.bank import load_bank
+import drill.study.session
+from drill.bank.loader import load_bank
 from drill.cli import cli
-from drill.days import UTC_DAYS
-from drill.session import SessionOptions, run_session
 from drill.srs import iso
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.study.days import UTC_DAYS
+from drill.study.session import SessionOptions, run_session
 
 BANK_DIR = Path(__file__).parent / "banks_quiz"
 OPTIONS = SessionOptions(topic="quiz-fixture", seed=1, fuzz=False)
@@ -86,7 +86,7 @@ def test_when_nothing_can_be_written_the_answer_is_shown_to_keep(tmp_path, monke
     def no_room(db, review):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(drill.session, "rescue_review", no_room)
+    monkeypatch.setattr(drill.study.session, "rescue_review", no_room)
     _db, term, result = session_until_full(tmp_path)
     lines = term.text.splitlines()
     # (the scripted terminal echoes no Enter, so the message follows the rating prompt)
@@ -120,7 +120,7 @@ class FullTerminal(Terminal):
                 raise OSError(28, "No space left on device")
             self.out.append(text)
 
-        return drill.session.SessionIO(self.read_line, write, lambda: self.clock)
+        return drill.study.session.SessionIO(self.read_line, write, lambda: self.clock)
 
 
 @pytest.mark.parametrize(

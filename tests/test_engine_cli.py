@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from drill.cli import cli
-from drill.engine_runs import save_engine_run
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.storage.engine_runs import save_engine_run
 
 
 def invoke(*args):

@@ -6,10 +6,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from drill.engine_runs import latest_engine_run, save_engine_run
 from drill.errors import StoreError
-from drill.evidence import HOW_TO_MEASURE, quote_evidence
-from drill.store import open_db
+from drill.serving.evidence import HOW_TO_MEASURE, quote_evidence
+from drill.storage.database import open_db
+from drill.storage.engine_runs import latest_engine_run, save_engine_run
 
 NOW = datetime(2026, 11, 29, 21, 30, tzinfo=timezone.utc)
 
@@ -112,9 +112,9 @@ def test_unknown_or_no_names_give_no_lines():
 def test_quiz_side_modules_do_not_import_torch():
     code = (
         "import sys\n"
-        "import drill.evidence, drill.engine_runs, drill.commands.engine, engine_check\n"
+        "import drill.serving.evidence, drill.storage.engine_runs, drill.commands.engine, engine_check\n"
         "import engine_check.report, engine_check.claims, engine_check.config\n"
-        "import engine_check.roofline, engine_check.peaks, engine_check.timing, drill.gpus\n"
+        "import engine_check.roofline, engine_check.peaks, engine_check.timing, drill.serving.gpus\n"
         "from drill.cli import cli\n"
         "from click.testing import CliRunner\n"
         "CliRunner().invoke(cli, ['--help'])\n"

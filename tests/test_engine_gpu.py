@@ -4,7 +4,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from drill.kvmath import kv_cache_bytes  # noqa: E402
+from drill.serving.kvmath import kv_cache_bytes  # noqa: E402
 from engine_check import experiments  # noqa: E402
 from engine_check.config import TINY_MODEL, plan_for  # noqa: E402
 from engine_check.model import build_model, decode_step, forward_no_cache, prefill  # noqa: E402

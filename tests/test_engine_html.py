@@ -10,8 +10,8 @@ from browser import needs_browser, screenshot
 from click.testing import CliRunner
 
 from drill.cli import cli
-from drill.engine_runs import save_engine_run
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.storage.engine_runs import save_engine_run
 from engine_check.config import TINY_MODEL, plan_for
 from engine_check.html_report import render_page
 from engine_check.report import assemble_result

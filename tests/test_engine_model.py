@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from drill.kvmath import kv_cache_bytes  # noqa: E402
+from drill.serving.kvmath import kv_cache_bytes  # noqa: E402
 from engine_check.config import TINY_MODEL, ModelConfig  # noqa: E402
 from engine_check.model import (  # noqa: E402
     KVCache,

@@ -3,7 +3,7 @@
 import pytest
 
 from drill.errors import ConfigError, EngineError
-from drill.gpus import spec_for
+from drill.serving.gpus import spec_for
 from engine_check import roofline
 from engine_check.config import (
     CPU_MODEL,

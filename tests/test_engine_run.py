@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from drill.kvmath import kv_cache_bytes  # noqa: E402
+from drill.serving.kvmath import kv_cache_bytes  # noqa: E402
 from engine_check.claims import CLAIM_NAMES  # noqa: E402
 from engine_check.report import render_text  # noqa: E402
 from engine_check.run import run_engine_check  # noqa: E402

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from drill.bank import load_bank
+from drill.bank.loader import load_bank
 from drill.cli import cli
 from drill.exports import export_items, exporter
-from drill.instance import make_instance
+from drill.kinds.instance import make_instance
 
 REPO = Path(__file__).resolve().parent.parent
 BANK = """\

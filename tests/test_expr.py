@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drill.errors import ExprError
-from drill.expr import MAX_CHARS, SharedTrees, compile_expr, evaluate
+from drill.quantities.expr import MAX_CHARS, SharedTrees, compile_expr, evaluate
 
 KV_ENV = {"layers": 32, "kv_heads": 8, "head_dim": 128, "seq": 4096, "dtype_bytes": 2}
 

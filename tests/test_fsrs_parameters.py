@@ -9,8 +9,8 @@ from dbstates import kvdrill_db
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from drill.cli import cli
-from drill.settings import SettingError, Settings, parse_value
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.study.settings import SettingError, Settings, parse_value
 
 # fsrs's defaults with the initial stability after Easy (w3) at 20 days instead of 8.3
 EASY_20 = (*DEFAULT_PARAMETERS[:3], 20.0, *DEFAULT_PARAMETERS[4:])

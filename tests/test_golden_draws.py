@@ -16,8 +16,9 @@ from typing import NamedTuple
 import pytest
 from click.testing import CliRunner
 
-from drill import session, sheet
 from drill.cli import cli
+from drill.reports import sheet
+from drill.study import session
 
 
 class Draw(NamedTuple):

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from drill.bank.misconceptions import MisconceptionInfo, load_misconception_catalogue
+from drill.bank.schema import Tolerance
 from drill.errors import BankError
-from drill.grade import Verdict, grade
-from drill.instance import Instance, MisconceptionValue
-from drill.misconceptions import MisconceptionInfo, load_misconception_catalogue
-from drill.schema import Tolerance
-from drill.units import ANSWER_EXAMPLES, format_quantity
+from drill.kinds.grade import Verdict, grade
+from drill.kinds.instance import Instance, MisconceptionValue
+from drill.quantities.units import ANSWER_EXAMPLES, format_quantity
 
 GIB, MIB = 2**30, 2**20
 CATALOGUE = load_misconception_catalogue()

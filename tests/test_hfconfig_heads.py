@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from drill.cli import cli
 from drill.errors import ConfigError
-from drill.hfconfig import shape_from_config, shape_from_config_dict
-from drill.kvmath import kv_estimate
+from drill.serving.hfconfig import shape_from_config, shape_from_config_dict
+from drill.serving.kvmath import kv_estimate
 
 CONFIGS = Path(__file__).parent / "configs"
 

@@ -7,11 +7,11 @@ import pytest
 from click.testing import CliRunner
 from pydantic import TypeAdapter
 
-from drill.bank import load_default_bank
+from drill.bank.loader import load_default_bank
+from drill.bank.schema import Question
 from drill.cli import cli
-from drill.hints import formula_hints
-from drill.instance import draw_numeric, make_instance
-from drill.schema import Question
+from drill.kinds.hints import formula_hints
+from drill.kinds.instance import draw_numeric, make_instance
 
 
 @pytest.fixture(scope="module")

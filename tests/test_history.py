@@ -8,11 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drill.cli import cli
-from drill.history import HistoryError, detect_format, import_history
-from drill.history_out import export_history
-from drill.review import FIELDS, RecordError, Review, checked_values
 from drill.srs import iso, make_scheduler
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.storage.history_in import HistoryError, detect_format, import_history
+from drill.storage.history_out import export_history
+from drill.storage.review_record import FIELDS, RecordError, Review, checked_values
 
 T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
 SCHED = make_scheduler(fuzz=False)

@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drill.cli import cli
-from drill.history import import_history
-from drill.history_out import export_history
-from drill.review import FIELDS
 from drill.srs import iso, make_scheduler
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.storage.history_in import import_history
+from drill.storage.history_out import export_history
+from drill.storage.review_record import FIELDS
 
 SCHED = make_scheduler(fuzz=False)
 T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
@@ -150,7 +150,7 @@ _answer = st.one_of(
         "".join
     ),
 )
-# the other text fields hold no control characters (drill.review)
+# the other text fields hold no control characters (drill.storage.review_record)
 _name_chars = st.characters(blacklist_categories=("Cs", "Cc"))
 _name = st.tuples(
     st.sampled_from(["=", "+", "-", "@", "'", ""]), st.text(_name_chars, max_size=12)

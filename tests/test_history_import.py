@@ -1,4 +1,4 @@
-"""An import reads an exported line by a fast road (orjson and drill.review.plain_values)
+"""An import reads an exported line by a fast road (orjson and drill.storage.review_record.plain_values)
 and anything else by the careful one (drill.json_input and checked_values): both give the
 same values, or the same error; and the cards it replays while reading a file in time
 order into an empty database are those a replay of the database gives."""
@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drill import history
 from drill.errors import HistoryError
-from drill.history import import_history, rebuild_cards
-from drill.review import FIELDS, RecordError, checked_values, plain_values
 from drill.srs import iso, make_scheduler
-from drill.store import open_db
+from drill.storage import history_in as history
+from drill.storage.database import open_db
+from drill.storage.history_in import import_history, rebuild_cards
+from drill.storage.review_record import FIELDS, RecordError, checked_values, plain_values
 
 SCHED = make_scheduler(fuzz=False)
 # the counting trigger as migration m004 made it, back after an import

@@ -1,5 +1,5 @@
 """The export written by SQLite is byte for byte what the reference writers give for each
-record: drill.review.ENCODER for JSON Lines, csv.writer for CSV (a carriage return quoted)."""
+record: drill.storage.review_record.ENCODER for JSON Lines, csv.writer for CSV (a carriage return quoted)."""
 
 import csv
 import io
@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from drill.history_out import export_history
-from drill.review import ENCODER, FIELDS, Review
 from drill.srs import iso
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.storage.history_out import export_history
+from drill.storage.review_record import ENCODER, FIELDS, Review
 
 T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
 

@@ -3,7 +3,7 @@
 A stream can be read once. The import reads it once from the start: the format is told
 from the bytes read ahead (never by opening the file a second time), and an error that
 must read lines again (an id twice with different content) reads a copy of what was
-read. A large stream (more than one read block of drill.history.READ_BYTES, 8 MiB) is
+read. A large stream (more than one read block of drill.storage.history_in.READ_BYTES, 8 MiB) is
 read whole; a bad record names the path given and its line.
 """
 
@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from drill.errors import HistoryError
-from drill.history import READ_BYTES, import_history
-from drill.review import FIELDS
 from drill.srs import iso, make_scheduler
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.storage.history_in import READ_BYTES, import_history
+from drill.storage.review_record import FIELDS
 
 SCHED = make_scheduler(fuzz=False)
 T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)

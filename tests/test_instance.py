@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from drill.bank import load_bank
+from drill.bank.loader import load_bank
+from drill.bank.schema import Question, Tolerance
 from drill.errors import BankError
-from drill.instance import InstanceError, draw_numeric, make_instance
-from drill.kvmath import ModelShape
-from drill.render import format_value, placeholders, render
-from drill.schema import Question, Tolerance
+from drill.kinds.instance import InstanceError, draw_numeric, make_instance
+from drill.quantities.render import format_value, placeholders, render
+from drill.serving.kvmath import ModelShape
 
 BANKS = Path(__file__).parent / "banks"
 

@@ -11,15 +11,15 @@ from pathlib import Path
 from browser import needs_browser, screenshot
 from click.testing import CliRunner
 
-from drill.bank import load_bank
+from drill.bank.loader import load_bank
 from drill.cli import cli
-from drill.instance import make_instance
-from drill.interview import InterviewIO, run_interview
-from drill.interview_plan import clock, plan_interview
-from drill.interview_report import build_report, render_html, render_markdown, render_text
-from drill.screen import Screen
+from drill.interview.loop import InterviewIO, run_interview
+from drill.interview.plan import clock, plan_interview
+from drill.interview.report import build_report, render_html, render_markdown, render_text
+from drill.kinds.instance import make_instance
 from drill.srs import make_scheduler, new_card_row, review_row
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.study.screen import Screen
 
 BANK = Path(__file__).parent / "banks" / "interview" / "interview.yaml"
 START = datetime(2026, 11, 18, 12, tzinfo=timezone.utc)

@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from synthetic_history import TRUE_PARAMETERS, simulate, write_history
 
 from drill.cli import cli
-from drill.engine_runs import save_engine_run
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.storage.engine_runs import save_engine_run
 
 NOW = "2026-11-02T08:00:00+00:00"
 LATER = "2026-11-02T09:00:00+00:00"

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from drill.bank.schema import QUESTION_TYPES, Tolerance
 from drill.cli import cli
 from drill.errors import BankError
-from drill.grade import grade
-from drill.instance import Instance, MisconceptionValue
 from drill.kinds import KINDS, kind_of
-from drill.schema import QUESTION_TYPES, Tolerance
+from drill.kinds.grade import grade
+from drill.kinds.instance import Instance, MisconceptionValue
 
 
 def test_every_kind_of_the_bank_format_has_one_kind_and_no_other():

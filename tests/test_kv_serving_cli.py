@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 from click.testing import CliRunner
 
 from drill.cli import cli
-from drill.engine_runs import save_engine_run
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.storage.engine_runs import save_engine_run
 
 LLAMA_TP4 = ("--preset", "llama-3-70b", "--gpu", "h100", "--tp", "4", "--seq", "8192")
 

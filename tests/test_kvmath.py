@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drill.errors import ConfigError
-from drill.hfconfig import shape_from_config, shape_from_config_dict
-from drill.kvmath import (
+from drill.serving.hfconfig import shape_from_config, shape_from_config_dict
+from drill.serving.kvmath import (
     DTYPE_BYTES,
     ModelShape,
     canonical_dtype,

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from drill.bank import builtin_bank_files, display_path, load_bank
+from drill.bank.lint import lint_bank
+from drill.bank.loader import builtin_bank_files, display_path, load_bank
 from drill.cli import cli
-from drill.instance import InstanceError, make_instance
-from drill.lint import lint_bank
+from drill.kinds.instance import InstanceError, make_instance
 
 BANKS = Path(__file__).parent / "banks"
 

@@ -1,8 +1,8 @@
-"""Markdown escaped by construction (drill.markdown_text), checked by rendering it with a
+"""Markdown escaped by construction (drill.reports.markdown_text), checked by rendering it with a
 CommonMark parser: whatever the text, the page holds no tag but the renderer's own, and
 shows the text as written.
 
-"As written" is up to the whitespace rules drill.markdown_text documents, so the texts
+"As written" is up to the whitespace rules drill.reports.markdown_text documents, so the texts
 are compared word by word (`words`: runs of whitespace as one space, none at the ends);
 with code spans, the backticks that fence them are not shown, so those texts are
 compared without backticks.
@@ -17,11 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from drill.document import Block, Document, Item, Section
-from drill.interview_report import QuestionRow, Report, Suggestion, TopicRow
-from drill.interview_report import render_markdown as report_markdown
-from drill.markdown_text import md_cell, md_code, md_escape
-from drill.sheet import render_markdown as sheet_markdown
+from drill.interview.report import QuestionRow, Report, Suggestion, TopicRow
+from drill.interview.report import render_markdown as report_markdown
+from drill.reports.document import Block, Document, Item, Section
+from drill.reports.markdown_text import md_cell, md_code, md_escape
+from drill.reports.sheet import render_markdown as sheet_markdown
 
 COMMONMARK = MarkdownIt("commonmark")
 # a report's tables are GitHub's; the commonmark preset with tables reads them
@@ -302,9 +302,9 @@ questions:
 
 
 def test_the_bypass_in_a_bank_shows_as_code_on_the_sheet_and_the_key(tmp_path):
-    from drill.bank import load_bank
-    from drill.instance import make_instance
-    from drill.sheet import build_documents
+    from drill.bank.loader import load_bank
+    from drill.kinds.instance import make_instance
+    from drill.reports.sheet import build_documents
 
     path = tmp_path / "bypass.yaml"
     path.write_text(BYPASS_BANK, encoding="utf-8")

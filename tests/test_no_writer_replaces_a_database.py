@@ -29,8 +29,8 @@ from pathlib import Path
 import pytest
 from dbstates import NOW, QUIZ, foreign, kvdrill_db, run, sha, unmarked_v1
 
-from drill.backup import COPY_TABLE, list_backups
-from drill.outfile import STALE_TEMP_S, write_text
+from drill.storage.backup import COPY_TABLE, list_backups
+from drill.storage.outfile import STALE_TEMP_S, write_text
 
 LATER = "2026-11-21T09:00:00+00:00"
 
@@ -180,7 +180,7 @@ def test_backup_o_into_a_missing_folder_names_the_target(tmp_path):
 
 
 def test_backup_o_that_fails_while_writing_names_the_target(tmp_path, monkeypatch):
-    import drill.backup
+    import drill.storage.backup
 
     a = kvdrill_db(tmp_path / "A.db")
     target = tmp_path / "copy.db"
@@ -188,7 +188,7 @@ def test_backup_o_that_fails_while_writing_names_the_target(tmp_path, monkeypatc
     def full(*_args, **_kwargs):
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(drill.backup, "copy_database", full)
+    monkeypatch.setattr(drill.storage.backup, "copy_database", full)
     before = sha(a)
     line = one_line_error(run("backup", "--db", a, "-o", target))
     assert line == (

@@ -10,12 +10,12 @@ from click.testing import CliRunner
 from fsrs.scheduler import DEFAULT_PARAMETERS
 from synthetic_history import TRUE_PARAMETERS, simulate, write_history
 
-from drill import fsrs_fit
 from drill.cli import cli
-from drill.fsrs_fit import Fit, Score, fit_reviews, is_held_out, score, split
-from drill.settings import read_settings
 from drill.srs import iso, replay_rows
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.study import fsrs_fit
+from drill.study.fsrs_fit import Fit, Score, fit_reviews, is_held_out, score, split
+from drill.study.settings import read_settings
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -182,7 +182,7 @@ def test_the_quiz_with_fitted_parameters_loads_none_of_the_optimizers_packages(t
         "from drill.cli import cli\n"
         f"cli.main(['quiz', '--db', {str(db)!r}, '--max', '1', '--seed', '3'],\n"
         "         prog_name='kvdrill', standalone_mode=False)\n"
-        "import drill.history, drill.stats_html\n"  # every module that uses sqlite-utils
+        "import drill.storage.history_in, drill.reports.stats_html\n"  # every module that uses sqlite-utils
         "print(sorted(m for m in ('torch', 'pandas', 'tqdm') if m in sys.modules))\n"
     )
     done = subprocess.run(

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from drill.cli import cli
-from drill.engine_runs import save_engine_run
-from drill.evidence import HOW_TO_MEASURE
+from drill.serving.evidence import HOW_TO_MEASURE
 from drill.srs import iso
-from drill.store import APPLICATION_ID, SCHEMA_VERSION, open_db
+from drill.storage.database import APPLICATION_ID, SCHEMA_VERSION, open_db
+from drill.storage.engine_runs import save_engine_run
 
 BANK_DIR = Path(__file__).parent / "banks_quiz"
 REPO = Path(__file__).resolve().parent.parent

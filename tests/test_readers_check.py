@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from dbstates import NOW, damage, run, settled_db, sha
 
-import drill.store
-from drill.store import open_db
+import drill.storage.database
+from drill.storage.database import open_db
 
 T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
 PAGE = 4096
@@ -29,13 +29,13 @@ HOUR_AGO = time.time() - 3600
 def checks(monkeypatch):
     """Count the page checks open_db runs."""
     calls = []
-    real = drill.store.quick_check
+    real = drill.storage.database.quick_check
 
     def counted(conn):
         calls.append(1)
         return real(conn)
 
-    monkeypatch.setattr(drill.store, "quick_check", counted)
+    monkeypatch.setattr(drill.storage.database, "quick_check", counted)
     return calls
 
 

@@ -1,4 +1,4 @@
-"""A big import replays FSRS in a second process (drill.replay_apart) while it inserts.
+"""A big import replays FSRS in a second process (drill.storage.replay_apart) while it inserts.
 
 Each case names the failure it guards against: cards that differ from a replay of the
 database (a scheduler not passed on, a float rounded on its way back), a child that
@@ -14,11 +14,12 @@ import sys
 import pytest
 from test_history_import import cards_of, exported, write
 
-from drill import history, replay_apart
 from drill.errors import HistoryError
-from drill.history import import_history, rebuild_cards
 from drill.srs import make_scheduler
-from drill.store import open_db
+from drill.storage import history_in as history
+from drill.storage import replay_apart
+from drill.storage.database import open_db
+from drill.storage.history_in import import_history, rebuild_cards
 
 # not fsrs's defaults: the child must replay with the user's own curve
 OWN = make_scheduler(

@@ -3,7 +3,7 @@
 import sqlite3
 import uuid
 
-from drill.store import open_db
+from drill.storage.database import open_db
 
 GROUP_BY = (
     "select question_id, count(*), sum(coalesce(correct, rating > 1)) from reviews"

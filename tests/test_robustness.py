@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from drill.cli import cli
 from drill.errors import AnswerError
-from drill.grade import grade
+from drill.kinds.grade import grade
 
 BANK_QUIZ = Path(__file__).parent / "banks_quiz"
 NOW = ["--now", "2026-11-02T08:00:00+00:00", "--tick", "20", "--no-fuzz", "--seed", "1"]
@@ -95,8 +95,8 @@ def test_quiz_grades_an_overflowing_answer_and_goes_on(tmp_path):
 @cache
 def _builtin_instances():
     """Two draws of every built-in question, numeric ones first."""
-    from drill.bank import load_default_bank
-    from drill.instance import make_instance
+    from drill.bank.loader import load_default_bank
+    from drill.kinds.instance import make_instance
 
     questions = sorted(load_default_bank(cached=False), key=lambda q: q.kind != "numeric")
     return [make_instance(q, seed) for q in questions for seed in (0, 1)]
@@ -197,9 +197,9 @@ def test_input_lines_from_a_text_stream_lose_their_surrogates():
 
 
 def test_a_session_never_stores_a_lone_surrogate(tmp_path):
-    from drill.bank import load_bank
-    from drill.session import SessionIO, SessionOptions, run_session
-    from drill.store import open_db
+    from drill.bank.loader import load_bank
+    from drill.storage.database import open_db
+    from drill.study.session import SessionIO, SessionOptions, run_session
 
     lines = iter(["s", "\udcff weights", "", "q"])
     clock = datetime(2026, 11, 2, 8, tzinfo=timezone.utc)
@@ -322,7 +322,7 @@ def test_bank_lint_refuses_huge_number_formats(tmp_path, monkeypatch, prompt, mo
 
 def test_rendering_refuses_a_huge_width_even_without_the_schema():
     from drill.errors import BankError
-    from drill.render import format_value, render
+    from drill.quantities.render import format_value, render
 
     with pytest.raises(BankError, match=r"^'>100000000' is wider than 40 characters$"):
         format_value(3, ">100000000")
@@ -862,7 +862,7 @@ def test_a_sheet_refuses_a_bank_beyond_the_bounds(tmp_path, monkeypatch):
 def test_a_character_format_of_a_large_number_is_a_bank_error(value):
     # format(10**15, "c") raises OverflowError, which escaped as an internal error
     from drill.errors import BankError
-    from drill.render import format_value
+    from drill.quantities.render import format_value
 
     with pytest.raises(BankError, match=r"^'c' is neither a unit nor a number format for "):
         format_value(value, "c")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from dbstates import run, sha
 
-from drill.store import open_db
+from drill.storage.database import open_db
 
 T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
 PAGE = 4096
@@ -180,14 +180,14 @@ def test_what_salvage_cannot_do_is_one_line(tmp_path):
 def test_reviews_still_in_the_write_ahead_log_are_saved_and_the_files_left_alone(
     tmp_path, monkeypatch
 ):
-    import drill.backup
+    import drill.storage.backup
 
     def as_on_a_read_only_mount(path):
         # what a read-only connection falls back to where it cannot make the -shm file:
         # the file as it lies, without its log
         return sqlite3.connect(f"file:{path}?immutable=1", uri=True, isolation_level=None)
 
-    monkeypatch.setattr(drill.backup, "connect_read_only", as_on_a_read_only_mount)
+    monkeypatch.setattr(drill.storage.backup, "connect_read_only", as_on_a_read_only_mount)
     db = filled(tmp_path / "k.db", range(20))
     writer = sqlite3.connect(db, isolation_level=None)
     try:

@@ -9,11 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_session import BANK_DIR, FIXTURE, Terminal, no_evidence, reviews, run  # noqa: I001
 
-from drill.bank import load_bank
-from drill.days import UTC_DAYS
-from drill.screen import PLAIN, Screen, paint, position_bar, verdict_roles, wrap_line
-from drill.session import run_session
-from drill.store import open_db
+from drill.bank.loader import load_bank
+from drill.storage.database import open_db
+from drill.study.days import UTC_DAYS
+from drill.study.screen import PLAIN, Screen, paint, position_bar, verdict_roles, wrap_line
+from drill.study.session import run_session
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 PROSE = (

@@ -1,11 +1,9 @@
-"""The serving calculator's maths against figures worked out by hand (drill.serving)."""
+"""The serving calculator's maths against figures worked out by hand (drill.serving.estimates)."""
 
 import pytest
 
 from drill.errors import ConfigError
-from drill.gpus import gpu_named, spec_for
-from drill.kvmath import get_preset
-from drill.serving import (
+from drill.serving.estimates import (
     DEFAULTS,
     Efficiencies,
     efficiencies_from_run,
@@ -14,6 +12,8 @@ from drill.serving import (
     tpot,
     ttft,
 )
+from drill.serving.gpus import gpu_named, spec_for
+from drill.serving.kvmath import get_preset
 
 GiB = 2**30
 H100, H200 = gpu_named("h100"), gpu_named("h200")

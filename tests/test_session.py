@@ -7,19 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from drill.bank import eligible_questions, load_bank
-from drill.days import UTC_DAYS
+from drill.bank.loader import eligible_questions, load_bank
 from drill.errors import BankError
-from drill.plan import (
-    PlanItem,
-    item_seed,
-    plan_cram,
-    plan_due,
-    plan_new,
-    plan_review,
-)
-from drill.review import Review
-from drill.review_store import (
+from drill.srs import iso, make_scheduler, new_card_row
+from drill.storage.database import open_db
+from drill.storage.review_record import Review
+from drill.storage.reviews import (
     Performance,
     end_session,
     get_card,
@@ -29,10 +22,17 @@ from drill.review_store import (
     record_answer,
     start_session,
 )
-from drill.session import SessionIO, SessionOptions, run_session
-from drill.session_text import human_span, parse_rating
-from drill.srs import iso, make_scheduler, new_card_row
-from drill.store import open_db
+from drill.study.days import UTC_DAYS
+from drill.study.plan import (
+    PlanItem,
+    item_seed,
+    plan_cram,
+    plan_due,
+    plan_new,
+    plan_review,
+)
+from drill.study.session import SessionIO, SessionOptions, run_session
+from drill.study.session_text import human_span, parse_rating
 
 T0 = datetime(2026, 11, 2, 8, 0, tzinfo=timezone.utc)
 BANK_DIR = Path(__file__).parent / "banks_quiz"
@@ -509,7 +509,7 @@ def test_the_same_seed_draws_the_same_session(tmp_path):
 
 
 def test_a_question_whose_template_fails_is_skipped_and_the_session_goes_on(tmp_path):
-    from drill.instance import make_instance
+    from drill.kinds.instance import make_instance
 
     def flaky(question, seed):
         if question.id == "qf-kv-bytes":

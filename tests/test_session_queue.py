@@ -7,7 +7,10 @@ from datetime import timedelta
 
 from test_session import FIXTURE, T0, Q, card, reviews, run  # noqa: I001
 
-from drill.plan import (
+from drill.srs import iso
+from drill.storage.database import open_db
+from drill.storage.reviews import get_card
+from drill.study.plan import (
     Learning,
     PlanItem,
     Queue,
@@ -19,9 +22,6 @@ from drill.plan import (
     plan_due,
     refresh_learning,
 )
-from drill.review_store import get_card
-from drill.srs import iso
-from drill.store import open_db
 
 AHEAD = timedelta(minutes=20)
 MIN = timedelta(minutes=1)

@@ -9,9 +9,9 @@ from click.testing import CliRunner
 from dbstates import QUIZ, kvdrill_db
 
 from drill.cli import cli
-from drill.days import DayClock
-from drill.settings import SETTINGS, SettingError, Settings, parse_value, settings_from
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.study.days import DayClock
+from drill.study.settings import SETTINGS, SettingError, Settings, parse_value, settings_from
 
 
 def run(*args, input=None):

@@ -6,10 +6,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from click.testing import CliRunner
 
-from drill.bank import load_bank
+from drill.bank.loader import load_bank
 from drill.cli import cli
-from drill.instance import make_instance
-from drill.sheet import (
+from drill.kinds.instance import make_instance
+from drill.reports.sheet import (
     build_documents,
     choose_questions,
     item_seed,
@@ -19,7 +19,7 @@ from drill.sheet import (
     weak_weights,
 )
 from drill.srs import iso, make_scheduler, replay
-from drill.store import open_db
+from drill.storage.database import open_db
 
 BANK = """\
 deck: sheet-test
@@ -374,7 +374,7 @@ def test_focus_weak_draws_the_weak_question_more_often(tmp_path):
 
 def test_every_built_in_question_renders_on_a_sheet_and_a_key(tmp_path):
     result = run("--seed", 0, "-n", 10_000, "--format", "html", "--key", tmp_path / "k.html")
-    from drill.bank import load_default_bank
+    from drill.bank.loader import load_default_bank
 
     count = len(load_default_bank())
     assert result.stdout.count("<article>") == count
@@ -384,7 +384,7 @@ def test_every_built_in_question_renders_on_a_sheet_and_a_key(tmp_path):
 def test_markdown_shows_bank_links_and_html_as_text_and_code_as_written():
     from markdown_it import MarkdownIt
 
-    from drill.sheet import md_escape
+    from drill.reports.sheet import md_escape
 
     def rendered(text: str) -> str:
         return MarkdownIt("commonmark").render(md_escape(text))

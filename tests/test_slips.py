@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from drill.instance import draw_numeric
+from drill.bank.schema import question_adapter
+from drill.kinds.instance import draw_numeric
 from drill.kinds.numeric_slips import derive, slip_draws
-from drill.schema import question_adapter
 
 
 def question(**data):

@@ -1,4 +1,4 @@
-"""drill.sqlite_pages: SQLite's file format read directly, for salvage.
+"""drill.storage.sqlite_pages: SQLite's file format read directly, for salvage.
 
 What it decodes must be what SQLite reads (every serial type, overflow chains, index
 entries, the freelist), and bytes that are not what the format says must end in its
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drill.errors import StoreError
-from drill.sqlite_pages import PageError, SqliteFile, record
+from drill.storage.sqlite_pages import PageError, SqliteFile, record
 
 VALUES = [
     None, 0, 1, -1, 127, 128, -129, 32767, -32768, 2**23 - 1, -(2**23), 2**31 - 1, -(2**31),
@@ -294,7 +294,7 @@ def kvdrill_file() -> bytes:
     )
 )
 def test_salvage_of_a_file_with_bytes_changed_saves_or_says_why(flips):
-    from drill.salvage import salvage_history
+    from drill.storage.salvage import salvage_history
 
     data = bytearray(kvdrill_file())
     for at, chunk in flips:

@@ -6,9 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from drill.cli import cli
-from drill.days import DayClock
-from drill.srs import iso, make_scheduler, new_card_row
-from drill.stats import (
+from drill.reports.stats import (
     REMOVED_TOPIC,
     collect_stats,
     due_counts,
@@ -25,7 +23,9 @@ from drill.stats import (
     weakest,
     weekly_retention,
 )
-from drill.store import open_db
+from drill.srs import iso, make_scheduler, new_card_row
+from drill.storage.database import open_db
+from drill.study.days import DayClock
 
 # Wednesday 18 November 2026, 15:00 UTC; the heatmap's first Monday is 3 August.
 NOW = datetime(2026, 11, 18, 15, 0, tzinfo=timezone.utc)

@@ -12,10 +12,10 @@ from browser import needs_browser, screenshot
 from click.testing import CliRunner
 
 from drill.cli import cli
-from drill.days import DayClock
+from drill.reports.stats_html import collect_report, render_report
 from drill.srs import iso, new_card_row
-from drill.stats_html import collect_report, render_report
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.study.days import DayClock
 
 REPO = Path(__file__).resolve().parent.parent
 # Wednesday 18 November 2026, 15:00 UTC; days begin at 04:00 UTC

@@ -3,7 +3,7 @@ import sqlite3
 import pytest
 
 from drill.errors import StoreError
-from drill.store import APPLICATION_ID, SCHEMA_VERSION, migrations, open_db
+from drill.storage.database import APPLICATION_ID, SCHEMA_VERSION, migrations, open_db
 
 
 def test_new_database_has_tables_wal_and_version(tmp_path):
@@ -44,7 +44,7 @@ def test_newer_schema_is_refused_untouched(tmp_path):
 
 
 def test_the_reviews_table_has_the_review_records_fields_in_order(tmp_path):
-    from drill.review import FIELDS
+    from drill.storage.review_record import FIELDS
 
     db = open_db(tmp_path / "k.db")
     columns = [row[1] for row in db.execute("pragma table_info(reviews)")]

@@ -25,10 +25,10 @@ from dbstates import (
     unmarked_v1,
 )
 
-from drill.backup import check_copy
 from drill.errors import KvdrillError, StoreError
-from drill.outfile import atomic_output, write_text
-from drill.store import APPLICATION_ID, describe_sqlite_error, open_db
+from drill.storage.backup import check_copy
+from drill.storage.database import APPLICATION_ID, describe_sqlite_error, open_db
+from drill.storage.outfile import atomic_output, write_text
 
 REPO = Path(__file__).resolve().parent.parent
 LATER = "2026-11-21T09:00:00+00:00"
@@ -341,25 +341,25 @@ def test_the_truncation_message_gives_the_page_arithmetic(tmp_path):
 
 
 def test_a_sqlite_error_inside_a_command_is_one_line(tmp_path, monkeypatch):
-    import drill.stats
+    import drill.reports.stats
 
     def malformed(*args, **kwargs):
         raise sqlite3.DatabaseError("database disk image is malformed")
 
     path = kvdrill_db(tmp_path / "k.db")
-    monkeypatch.setattr(drill.stats, "collect_stats", malformed)
+    monkeypatch.setattr(drill.reports.stats, "collect_stats", malformed)
     line = one_line_error(run("stats", "--db", path))
     assert line.startswith(f"Error: {path} is damaged or unreadable (database disk image is")
 
 
 def test_an_unexpected_error_is_one_line_that_asks_for_a_report(tmp_path, monkeypatch):
-    import drill.stats
+    import drill.reports.stats
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
     path = kvdrill_db(tmp_path / "k.db")
-    monkeypatch.setattr(drill.stats, "collect_stats", broken)
+    monkeypatch.setattr(drill.reports.stats, "collect_stats", broken)
     line = one_line_error(run("stats", "--db", path))
     assert line == (
         "Error: internal error (ZeroDivisionError: division by zero); please report it with "
@@ -382,9 +382,9 @@ def test_open_db_takes_its_time_from_the_caller(tmp_path):
 @pytest.fixture
 def read_only_place(monkeypatch):
     """Make every file and folder look unwritable, as on a read-only mount."""
-    import drill.store
+    import drill.storage.database
 
-    monkeypatch.setattr(drill.store.os, "access", lambda path, mode: mode != os.W_OK)
+    monkeypatch.setattr(drill.storage.database.os, "access", lambda path, mode: mode != os.W_OK)
 
 
 def test_readers_read_a_database_in_a_read_only_place(tmp_path, request):

@@ -7,12 +7,12 @@ from datetime import timedelta
 import pytest
 from test_session import BANK_DIR, FIXTURE, T0, Terminal, no_evidence, reviews, run  # noqa: I001
 
-from drill.bank import load_bank
-from drill.days import UTC_DAYS
+from drill.bank.loader import load_bank
 from drill.errors import CardError
-from drill.review_store import CardChange, get_card, undo
-from drill.session import run_session
-from drill.store import open_db
+from drill.storage.database import open_db
+from drill.storage.reviews import CardChange, get_card, undo
+from drill.study.days import UTC_DAYS
+from drill.study.session import run_session
 
 NEXT_DAY = T0 + timedelta(days=1)
 

@@ -2,7 +2,13 @@
 
 import pytest
 
-from drill.units import best_fit_unit, format_bytes, format_number, format_quantity, parse_unit
+from drill.quantities.units import (
+    best_fit_unit,
+    format_bytes,
+    format_number,
+    format_quantity,
+    parse_unit,
+)
 
 
 @pytest.mark.parametrize(
@@ -145,7 +151,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from drill.errors import AnswerError  # noqa: E402
-from drill.units import ANSWER_EXAMPLES, DIMENSIONS, parse_answer  # noqa: E402
+from drill.quantities.units import ANSWER_EXAMPLES, DIMENSIONS, parse_answer  # noqa: E402
 
 GIB = 2**30
 

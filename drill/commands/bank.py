@@ -25,7 +25,7 @@ def list_cmd(topic: str | None, as_json: bool, banks: tuple[Path, ...]) -> None:
     --json prints a list of objects with id, kind, topic, difficulty, tags,
     deck, file and line.
     """
-    from drill.bank import display_path, eligible_questions, load_default_bank
+    from drill.bank.loader import display_path, eligible_questions, load_default_bank
 
     loaded = load_default_bank(banks)
     rows = []
@@ -94,9 +94,9 @@ def lint_cmd(paths: tuple[Path, ...], draws: int, coverage: bool) -> None:
         SLIP (no name on U of D draws)     no mistake named on some of them
     and a last line: coverage: N slips in T numeric templates, K without a name.
     """
-    from drill.bank import builtin_bank_files, id_clashes, read_bank
+    from drill.bank.lint import lint_bank
+    from drill.bank.loader import builtin_bank_files, id_clashes, read_bank
     from drill.kinds import kind_of
-    from drill.lint import lint_bank
 
     loaded, problems = read_bank(paths or builtin_bank_files())
     if paths:
@@ -105,7 +105,7 @@ def lint_cmd(paths: tuple[Path, ...], draws: int, coverage: bool) -> None:
     problems += lint_bank(loaded, draws=draws)
     if coverage:
         from drill.kinds.numeric_coverage import coverage_lines
-        from drill.kvmath import load_presets
+        from drill.serving.kvmath import load_presets
 
         for line in coverage_lines(loaded, draws, load_presets()):
             click.echo(line)
@@ -128,7 +128,7 @@ def lint_cmd(paths: tuple[Path, ...], draws: int, coverage: bool) -> None:
 @bank.command("schema")
 def schema_cmd() -> None:
     """Print the JSON Schema of a deck file, for editor completion and checks."""
-    from drill.schema import deck_adapter
+    from drill.bank.schema import deck_adapter
 
     schema = deck_adapter().json_schema()
     schema = {
@@ -205,11 +205,11 @@ class _ExportCommand(click.Command):
 )
 @bank_option
 def export_cmd(fmt, draws, seed, topic, output, banks) -> None:
-    from drill.bank import eligible_questions, load_default_bank
+    from drill.bank.loader import eligible_questions, load_default_bank
     from drill.exports import export_items, exporter
     from drill.exports.anki import bank_stamp
-    from drill.instance import make_instance
-    from drill.outfile import atomic_output, check_outputs, protected_files
+    from drill.kinds.instance import make_instance
+    from drill.storage.outfile import atomic_output, check_outputs, protected_files
 
     protected = protected_files(None)
     check_outputs([output], protected)  # before the bank is drawn

@@ -32,7 +32,7 @@ a review at 1 am counts for the day before.
 
 
 def _settings_help() -> str:
-    from drill.settings import SETTINGS, Settings
+    from drill.study.settings import SETTINGS, Settings
 
     width = max(len(key) for key in SETTINGS) + 2
     return "\n".join(
@@ -61,7 +61,7 @@ def config_cmd(
     now_text: str | None,
 ) -> None:
     from drill.paths import default_db_path
-    from drill.settings import SETTINGS, Settings, read_settings, setting, write_setting
+    from drill.study.settings import SETTINGS, Settings, read_settings, setting, write_setting
 
     if unset and (key is None or value is not None):
         raise click.UsageError("--unset takes one KEY and no VALUE")
@@ -104,7 +104,7 @@ def config_cmd(
 def _refuse_a_past_day(text: str, settings, now_text: str | None) -> None:
     """An interview date before the user's today is a slip: refuse it."""
     from drill.errors import ConfigError
-    from drill.settings import parse_value
+    from drill.study.settings import parse_value
 
     day = parse_value("interview-date", text)
     today = user_days(settings, now_text).day_of(parse_now(now_text))
@@ -114,8 +114,8 @@ def _refuse_a_past_day(text: str, settings, now_text: str | None) -> None:
 
 def _bring_cards_forward(db, settings, now_text: str | None) -> int:
     """Every card due on or after the interview day is brought into the days before it."""
-    from drill.deadline import capped_due
-    from drill.review_store import move_dues
+    from drill.storage.reviews import move_dues
+    from drill.study.deadline import capped_due
 
     now = parse_now(now_text)
     days = user_days(settings, now_text)

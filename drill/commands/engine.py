@@ -93,7 +93,7 @@ def html_option(fn):
 
 
 def _write_page(result: dict, html_path: Path, db_path: Path | None) -> None:
-    from drill.outfile import protected_files, write_text
+    from drill.storage.outfile import protected_files, write_text
     from engine_check.html_report import render_page
 
     try:
@@ -109,7 +109,7 @@ def _write_page(result: dict, html_path: Path, db_path: Path | None) -> None:
 
 def _refuse_the_database(html_path: Path | None, db_path: Path | None) -> None:
     if html_path is not None:
-        from drill.outfile import check_outputs, protected_files
+        from drill.storage.outfile import check_outputs, protected_files
 
         check_outputs([html_path], protected_files(db_path))
 
@@ -149,8 +149,8 @@ def run_cmd(
 ) -> None:
     from datetime import datetime, timezone
 
-    from drill.engine_runs import save_engine_run
     from drill.srs import iso
+    from drill.storage.engine_runs import save_engine_run
     from engine_check.config import canonical_dtype, check_device_name
 
     # bad names fail before torch loads or anything is measured
@@ -196,7 +196,7 @@ def run_cmd(
 @html_option
 @_db_option
 def show_cmd(as_json: bool, html_path: Path | None, db_path: Path | None) -> None:
-    from drill.engine_runs import latest_engine_run
+    from drill.storage.engine_runs import latest_engine_run
     from engine_check.report import render_text
 
     _refuse_the_database(html_path, db_path)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from drill.commands.options import db_option, open_database, output_option
-from drill.review import fields_help
+from drill.storage.review_record import fields_help
 
 FORMAT_HELP = f"""
 \b
@@ -68,8 +68,8 @@ A bad record stops the import with FILE:LINE and nothing from the file is import
 @output_option("Write to this file instead of standard output.")
 @db_option()
 def export_cmd(fmt: str | None, salvage: bool, output: Path | None, db_path: Path | None) -> None:
-    from drill.history_out import export_history
-    from drill.outfile import atomic_output, check_outputs, protected_files
+    from drill.storage.history_out import export_history
+    from drill.storage.outfile import atomic_output, check_outputs, protected_files
 
     if fmt is None:
         fmt = "csv" if output is not None and output.suffix.lower() == ".csv" else "jsonl"
@@ -91,9 +91,9 @@ def export_cmd(fmt: str | None, salvage: bool, output: Path | None, db_path: Pat
 
 def _salvage(fmt: str, output: Path | None, db_path: Path | None, protected) -> None:
     from drill.errors import StoreError
-    from drill.outfile import atomic_output
     from drill.paths import default_db_path
-    from drill.salvage import describe_lost, describe_unreadable, salvage_history
+    from drill.storage.outfile import atomic_output
+    from drill.storage.salvage import describe_lost, describe_unreadable, salvage_history
 
     if fmt != "jsonl":
         raise click.UsageError("--salvage writes JSON Lines only; leave out --format csv")
@@ -152,8 +152,8 @@ def _salvage(fmt: str, output: Path | None, db_path: Path | None, protected) -> 
 )
 @db_option()
 def import_cmd(file: Path, fmt: str | None, db_path: Path | None) -> None:
-    from drill.history import import_history
-    from drill.settings import read_settings
+    from drill.storage.history_in import import_history
+    from drill.study.settings import read_settings
 
     db = open_database(db_path, write=True)
     # the replay schedules as the quiz does: the user's retention and FSRS parameters

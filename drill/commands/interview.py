@@ -103,15 +103,15 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
     )
 
     with _sigint_for_main_thread_only():
-        from drill.bank import eligible_questions, load_default_bank
+        from drill.bank.loader import eligible_questions, load_default_bank
         from drill.errors import KvdrillError
-        from drill.instance import make_instance
-        from drill.interview import InterviewIO, run_interview
-        from drill.interview_plan import plan_interview
-        from drill.interview_report import RENDERERS, build_report, render_text, report_json
-        from drill.outfile import protected_files
-        from drill.session import ending_signals
-        from drill.settings import read_settings
+        from drill.interview.loop import InterviewIO, run_interview
+        from drill.interview.plan import plan_interview
+        from drill.interview.report import RENDERERS, build_report, render_text, report_json
+        from drill.kinds.instance import make_instance
+        from drill.storage.outfile import protected_files
+        from drill.study.session import ending_signals
+        from drill.study.settings import read_settings
 
     protected = protected_files(db_path)
     if report_path is not None:
@@ -180,11 +180,11 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
 
 def check_report_path(path: Path, protected) -> None:
     """What can be checked of --report FILE before the interview: no database or folder
-    is written over and its folder exists (drill.outfile.check_outputs), and that folder
+    is written over and its folder exists (drill.storage.outfile.check_outputs), and that folder
     can be written (the report is made there and renamed into place); a device or a pipe
     is written in place, so it must be writable itself. KvdrillError otherwise."""
     from drill.errors import KvdrillError
-    from drill.outfile import check_outputs
+    from drill.storage.outfile import check_outputs
 
     check_outputs([path], protected)
     if path.exists() and not path.is_file():
@@ -205,8 +205,8 @@ def write_report(
     Returns where it went (None: nowhere) and the one-line problem (None when `path`
     took it)."""
     from drill.errors import KvdrillError
-    from drill.outfile import write_text
     from drill.paths import default_db_path
+    from drill.storage.outfile import write_text
 
     try:
         write_text(path, text, protected)
@@ -235,7 +235,7 @@ def _screen(as_json: bool):
     import shutil
     import sys
 
-    from drill.screen import PLAIN, Screen
+    from drill.study.screen import PLAIN, Screen
 
     out = sys.stderr if as_json else sys.stdout
     if not (sys.stdin.isatty() and out.isatty()):
@@ -244,8 +244,8 @@ def _screen(as_json: bool):
 
 
 def _weak_weights(db, questions, now):
-    from drill.sheet import weak_weights
-    from drill.stats import question_figures
+    from drill.reports.sheet import weak_weights
+    from drill.reports.stats import question_figures
 
     return weak_weights(question_figures(db, now, {q.id: q.topic for q in questions}))
 
@@ -254,15 +254,15 @@ def _storage(db, started, no_fuzz: bool, now_text: str | None, write):
     """(save, finish, keeper): store one answer as a review of an "interview" session, in
     one transaction with the card's new schedule; close the session row. With an
     interview date set, the schedule aims at it as the quiz's does. An answer the
-    database refuses is kept beside it (drill.session.AnswerKeeper, which counts them),
+    database refuses is kept beside it (drill.study.session.AnswerKeeper, which counts them),
     said through `write`, and the interview goes on."""
-    from drill.deadline import capped_due, retention_toward
     from drill.errors import StoreError
-    from drill.interview import counted_right, review_of
-    from drill.review_store import end_session, start_session
-    from drill.session import AnswerKeeper, why_not_saved
-    from drill.settings import read_settings
+    from drill.interview.loop import counted_right, review_of
     from drill.srs import iso, new_card_row, parse_iso, review_row
+    from drill.storage.reviews import end_session, start_session
+    from drill.study.deadline import capped_due, retention_toward
+    from drill.study.session import AnswerKeeper, why_not_saved
+    from drill.study.settings import read_settings
     from drill.text import printable
 
     settings = read_settings(db)

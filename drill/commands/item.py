@@ -18,8 +18,8 @@ RANDOM_SEED_LIMIT = 1_000_000
 
 
 def _instance(question_id: str, seed: int, banks: tuple[Path, ...]):
-    from drill.bank import load_default_bank
-    from drill.instance import make_instance
+    from drill.bank.loader import load_default_bank
+    from drill.kinds.instance import make_instance
 
     question = load_default_bank(banks).get(question_id)
     return make_instance(question, seed)
@@ -133,7 +133,7 @@ def check(
     flag per key point) and wrong_claims (concept: per key point, the wrong claim the
     answer makes about it, or null).
     """
-    from drill.grade import grade
+    from drill.kinds.grade import grade
 
     instance = _instance(question_id, seed, banks)
     verdict = grade(instance, answer_text)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from drill import hfconfig, kvmath
-from drill.units import format_bytes, format_number, format_quantity
+from drill.quantities.units import format_bytes, format_number, format_quantity
+from drill.serving import hfconfig, kvmath
 
 
 class _UsageError(click.ClickException):

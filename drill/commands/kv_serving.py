@@ -1,7 +1,7 @@
 """`kvdrill kv --gpu`: the serving calculator's options, its efficiencies and its output.
 
-The maths is drill.serving's; this reads the options, finds the efficiencies (the latest
-stored engine run, unless --mfu/--mbu say otherwise, else drill.serving's defaults) and
+The maths is drill.serving.estimates's; this reads the options, finds the efficiencies (the latest
+stored engine run, unless --mfu/--mbu say otherwise, else drill.serving.estimates's defaults) and
 prints. The database is opened only with --latency, read-only, and only if it exists.
 """
 
@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drill import kvmath, serving
 from drill.errors import ConfigError
-from drill.gpus import GpuSpec, gpu_named
-from drill.units import AnswerError, format_bytes, format_quantity, parse_answer
+from drill.quantities.units import AnswerError, format_bytes, format_quantity, parse_answer
+from drill.serving import estimates as serving
+from drill.serving import kvmath
+from drill.serving.gpus import GpuSpec, gpu_named
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def stored_efficiencies(db_path: Path | None) -> serving.Efficiencies:
     if not path.is_file() or path.stat().st_size == 0:
         return serving.DEFAULTS
     from drill.commands.options import open_database
-    from drill.engine_runs import latest_engine_run
+    from drill.storage.engine_runs import latest_engine_run
 
     return serving.efficiencies_from_run(latest_engine_run(open_database(path, write=False)))
 

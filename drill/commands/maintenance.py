@@ -64,7 +64,8 @@ def _db_path(db_path: Path | None) -> Path:
 def backup_cmd(output: Path | None, db_path: Path | None, now_text: str | None) -> None:
     import sqlite3
 
-    from drill.backup import (
+    from drill.errors import StoreError
+    from drill.storage.backup import (
         backup_keep,
         backups_dir,
         check_backup_target,
@@ -72,8 +73,7 @@ def backup_cmd(output: Path | None, db_path: Path | None, now_text: str | None) 
         prune_backups,
         take_backup,
     )
-    from drill.errors import StoreError
-    from drill.store import quick_check
+    from drill.storage.database import quick_check
 
     now = parse_now(now_text).astimezone(timezone.utc)
     path = _db_path(db_path)
@@ -122,7 +122,7 @@ def _why(exc: BaseException) -> str:
 @db_option()
 @now_option
 def restore_cmd(file: Path, db_path: Path | None, now_text: str | None) -> None:
-    from drill.backup import restore_database
+    from drill.storage.backup import restore_database
 
     now = parse_now(now_text).astimezone(timezone.utc)
     path = _db_path(db_path)
@@ -146,9 +146,9 @@ def restore_cmd(file: Path, db_path: Path | None, now_text: str | None) -> None:
 def doctor_cmd(
     repair: bool, quick: bool, as_json: bool, db_path: Path | None, now_text: str | None
 ) -> None:
-    from drill.doctor import diagnose
-    from drill.doctor import repair as apply_repairs
     from drill.errors import StoreError
+    from drill.storage.doctor import diagnose
+    from drill.storage.doctor import repair as apply_repairs
 
     now = parse_now(now_text).astimezone(timezone.utc)
     path = _db_path(db_path)
@@ -179,7 +179,7 @@ def _render(report, now: datetime) -> str:
     if not report.backups:
         lines.append("Backups   none yet")
     else:
-        from drill.backup import trusted_first
+        from drill.storage.backup import trusted_first
 
         newest = trusted_first(report.backups, now)[0]
         days = (now - newest.taken_at).days

@@ -53,8 +53,8 @@ few seconds per thousand reviews.
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (keys above).")
 @db_option()
 def optimize_cmd(dry_run: bool, as_json: bool, db_path: Path | None) -> None:
-    from drill.fsrs_fit import fit, load_history
-    from drill.settings import write_setting
+    from drill.study.fsrs_fit import fit, load_history
+    from drill.study.settings import write_setting
 
     # read first: a missing or empty database is refused, not created; it is opened for
     # writing only to store what the fit found

@@ -27,7 +27,7 @@ def db_option(help: str = "Database file [default: $KVDRILL_HOME/kvdrill.db or t
 
 
 def output_option(help: str):
-    """`-o/--output FILE`, passed as `output`; the command writes it through drill.outfile."""
+    """`-o/--output FILE`, passed as `output`; the command writes it through drill.storage.outfile."""
     return click.option(
         "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help=help
     )
@@ -64,8 +64,8 @@ def parse_now(text: str | None) -> datetime:
 def open_database(
     db_path: Path | None, *, write: bool, now: datetime | None = None, older_schema: bool = False
 ):
-    """The database for a command (see drill.store.open_db); backup trouble is a warning."""
-    from drill.store import open_db
+    """The database for a command (see drill.storage.database.open_db); backup trouble is a warning."""
+    from drill.storage.database import open_db
 
     def warn(message: str) -> None:
         click.echo(f"Warning: {message}", err=True)
@@ -74,7 +74,7 @@ def open_database(
 
 
 def user_days(settings, now_text: str | None):
-    """The user's days (drill.days.DayClock) from the settings; with the zone setting
+    """The user's days (drill.study.days.DayClock) from the settings; with the zone setting
     left at "local", a --now time with an offset is taken to be in that local zone."""
     from dataclasses import replace
 

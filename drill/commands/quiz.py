@@ -42,8 +42,8 @@ def _session_io(now_text: str | None, tick_s: float):
     text wrapped to its width, colour (unless NO_COLOR) and a position bar."""
     import sys
 
-    from drill.screen import PLAIN, Screen
-    from drill.session import SessionIO
+    from drill.study.screen import PLAIN, Screen
+    from drill.study.session import SessionIO
 
     now, tick = _clock(now_text, tick_s)
 
@@ -57,7 +57,7 @@ def _session_io(now_text: str | None, tick_s: float):
     import shutil
 
     from drill.commands.stats import use_color
-    from drill.line_editor import terminal_reader
+    from drill.study.line_editor import terminal_reader
 
     reader = terminal_reader(MAX_LINE_BYTES)
     read_prompted = None
@@ -135,9 +135,9 @@ def utf8_text(ctx, param, value):
 
 def merge_unsaved_answers(db, scheduler, *, err: bool = False) -> None:
     """Merge the answers kept beside the database while it could not be written
-    (drill.session.merge_unsaved): a line when some were merged, a warning for a file
+    (drill.study.session.merge_unsaved): a line when some were merged, a warning for a file
     that could not be."""
-    from drill.session import merge_unsaved
+    from drill.study.session import merge_unsaved
 
     def warn(message: str) -> None:
         click.echo(f"Warning: {message}", err=True)
@@ -148,7 +148,7 @@ def merge_unsaved_answers(db, scheduler, *, err: bool = False) -> None:
 def unsaved_error(kept: int, kept_in, shown: int) -> str | None:
     """The one-line error a quiz or an interview ends with when the database refused
     answers (kept in the unsaved-answers file, or only printed); None when it took all."""
-    from drill.session_text import plural
+    from drill.study.session_text import plural
 
     parts = []
     if kept:
@@ -232,11 +232,11 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, dri
     if drill and cram:
         raise click.UsageError("--drill and --cram cannot be used together")
     with _sigint_for_main_thread_only():
-        from drill.bank import load_default_bank
-        from drill.deadline import retention_toward
+        from drill.bank.loader import load_default_bank
         from drill.errors import KvdrillError
-        from drill.session import SessionOptions, ending_signals, run_session
-        from drill.settings import read_settings
+        from drill.study.deadline import retention_toward
+        from drill.study.session import SessionOptions, ending_signals, run_session
+        from drill.study.settings import read_settings
 
     io = _session_io(now_text, tick_s)
     now = io.now

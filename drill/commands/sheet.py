@@ -69,11 +69,11 @@ def _key_path_for(output: Path) -> Path:
 @db_option("Database file (read for --focus weak).")
 @now_option
 def sheet(count, seed, topic, focus, fmt, output, key_path, banks, db_path, now_text) -> None:
-    from drill.bank import eligible_questions, load_default_bank
+    from drill.bank.loader import eligible_questions, load_default_bank
     from drill.errors import KvdrillError
-    from drill.instance import make_instance
-    from drill.outfile import check_outputs, protected_files, write_text
-    from drill.sheet import RENDERERS, build_documents, choose_questions, weak_weights
+    from drill.kinds.instance import make_instance
+    from drill.reports.sheet import RENDERERS, build_documents, choose_questions, weak_weights
+    from drill.storage.outfile import check_outputs, protected_files, write_text
 
     if key_path is None and output is not None:
         key_path = _key_path_for(output)
@@ -86,7 +86,7 @@ def sheet(count, seed, topic, focus, fmt, output, key_path, banks, db_path, now_
         seed = secrets.randbelow(2**31)
     weights = None
     if focus == "weak":
-        from drill.stats import question_figures
+        from drill.reports.stats import question_figures
 
         now = parse_now(now_text).astimezone(timezone.utc)
         db = open_database(db_path, write=False, now=now)

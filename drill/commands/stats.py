@@ -76,8 +76,8 @@ def use_color(stream) -> bool:
 
 def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str, str]]:
     """Question id -> topic for the bank, and misconception id -> name from the catalogue."""
-    from drill.bank import load_default_bank
-    from drill.misconceptions import load_misconception_catalogue
+    from drill.bank.loader import load_default_bank
+    from drill.bank.misconceptions import load_misconception_catalogue
 
     topics = {q.id: q.topic for q in load_default_bank(bank_paths)}
     names = {mid: info.name for mid, info in load_misconception_catalogue().items()}
@@ -103,8 +103,8 @@ def stats(
     db_path: Path | None,
     now_text: str | None,
 ):
-    from drill.settings import read_settings
-    from drill.stats import collect_stats, render_text
+    from drill.reports.stats import collect_stats, render_text
+    from drill.study.settings import read_settings
     from drill.text import escape_json_controls
 
     if html_path is not None and as_json:
@@ -116,8 +116,8 @@ def stats(
     settings = read_settings(db)
     days = user_days(settings, now_text)
     if html_path is not None:
-        from drill.outfile import write_text
-        from drill.stats_html import collect_report, render_report
+        from drill.reports.stats_html import collect_report, render_report
+        from drill.storage.outfile import write_text
 
         report = collect_report(
             db,
@@ -144,7 +144,7 @@ def stats(
 
 def _refuse_the_database(html_path: Path | None, db_path: Path | None) -> list[Path]:
     """The files an --html FILE must not be; it is checked before the database is opened."""
-    from drill.outfile import check_outputs, protected_files
+    from drill.storage.outfile import check_outputs, protected_files
 
     if html_path is None:
         return []

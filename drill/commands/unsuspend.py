@@ -42,9 +42,9 @@ Times are ISO-8601 in UTC.
 
 def held_records(db, rows, now_iso: str) -> list[dict]:
     """The --json records of held card rows, with the mistake behind their lapses."""
-    from drill.leech import card_lapse_cause
-    from drill.misconceptions import catalogue_entry
-    from drill.settings import read_settings
+    from drill.bank.misconceptions import catalogue_entry
+    from drill.study.leech import card_lapse_cause
+    from drill.study.settings import read_settings
 
     scheduler = read_settings(db).scheduler(fuzz=False)
     records = []
@@ -69,7 +69,7 @@ def held_records(db, rows, now_iso: str) -> list[dict]:
 
 
 def render_held(records: list[dict]) -> str:
-    from drill.stats import text_table
+    from drill.reports.stats import text_table
     from drill.text import printable
 
     if not records:
@@ -104,8 +104,8 @@ def unsuspend_cmd(
     db_path: Path | None,
     now_text: str | None,
 ) -> None:
-    from drill.review_store import held_cards, release_cards
     from drill.srs import iso
+    from drill.storage.reviews import held_cards, release_cards
 
     if list_held == bool(question_ids):
         raise click.UsageError("give question ids to bring back, or --list")

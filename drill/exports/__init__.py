@@ -8,7 +8,7 @@ One module per format (`anki`, `moodle`, `gift`), each with:
                 the file's bytes and what was left out; the same items and stamp give
                 the same bytes
 
-Every question is drawn as the quiz draws it (drill.instance.make_instance): a numeric
+Every question is drawn as the quiz draws it (drill.kinds.instance.make_instance): a numeric
 template `draws` times, with seeds seed, seed + 1, ..., the other kinds once with the
 seed. Bank text is escaped for each format (HTML entities, GIFT's own escapes).
 """
@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drill.instance import Instance
+from drill.kinds.instance import Instance
 
 FORMATS = ("anki", "moodle", "gift")
 
@@ -63,7 +63,7 @@ class Untranslatable(Exception):
 
 def unit_factor(symbol: str) -> float:
     """How many base units (bytes, seconds...) one `symbol` is; 1 for a plain count ("")."""
-    from drill.units import parse_unit
+    from drill.quantities.units import parse_unit
 
     if not symbol:
         return 1.0

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from drill.exports import ExportItem
 from drill.kinds import kind_of
-from drill.sheet import html_block, key_blocks
+from drill.reports.sheet import html_block, key_blocks
 
 SUFFIX = ".apkg"
 MODEL_ID = 1_735_016_411  # fixed: every export is the same note type to Anki

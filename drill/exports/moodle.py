@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import escape
 
-from drill.dimensions import NAMES as DIMENSION_NAMES
+from drill.bank.schema import ChoiceParam, NumericQuestion, RangeParam
 from drill.exports import (
     ExportItem,
     Untranslatable,
@@ -36,11 +36,11 @@ from drill.exports import (
     plain_number,
     unit_factor,
 )
-from drill.instance import Instance
 from drill.kinds import kind_of
+from drill.kinds.instance import Instance
 from drill.kinds.numeric import expected_value
-from drill.schema import ChoiceParam, NumericQuestion, RangeParam
-from drill.sheet import html_block, html_text, key_blocks
+from drill.quantities.dimensions import NAMES as DIMENSION_NAMES
+from drill.reports.sheet import html_block, html_text, key_blocks
 
 SUFFIX = ".xml"
 CANNOT_CARRY = (
@@ -119,7 +119,7 @@ _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 def _text_template(template: str, params: set[str], derived: Mapping[str, str]) -> str:
     """A bank text as a calculated question's HTML: params as {name}, other values as
     {=formula}; a unit spec converts ({kv:GiB} -> {=... / 1073741824} GiB)."""
-    from drill.units import parse_unit
+    from drill.quantities.units import parse_unit
 
     out: list[str] = []
     last = 0

@@ -2,7 +2,7 @@
 
 Each kind (a `drill.kinds.base.Kind`) draws, shows, grades, renders and lints its
 own questions. Adding a kind takes its module here, its question type in
-drill/schema.py and one entry in KINDS; nothing else tests a kind's name.
+drill/bank/schema.py and one entry in KINDS; nothing else tests a kind's name.
 """
 
 from __future__ import annotations

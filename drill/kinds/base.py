@@ -13,13 +13,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
-from drill.document import Block
-from drill.instance import DrawSources, common_fields
+from drill.kinds.instance import DrawSources, common_fields
+from drill.reports.document import Block
 
 if TYPE_CHECKING:
-    from drill.instance import Instance
-    from drill.lint import LintContext, LintReport
-    from drill.verdict import Verdict
+    from drill.bank.lint import LintContext, LintReport
+    from drill.kinds.instance import Instance
+    from drill.kinds.verdict import Verdict
 
 
 class Kind(ABC):
@@ -54,7 +54,7 @@ class Kind(ABC):
     @abstractmethod
     def grade(self, instance: Instance, answer_text: str) -> Verdict:
         """The verdict on `answer_text`, for any text without raising; a right or wrong
-        one leaves its rating to `drill.grade.grade`."""
+        one leaves its rating to `drill.kinds.grade.grade`."""
 
     @abstractmethod
     def verdict_lines(self, instance: Instance, verdict: Verdict) -> list[str]:

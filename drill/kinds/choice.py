@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from drill.document import Block, letter
-from drill.instance import DrawSources, Instance, instance_rng
 from drill.kinds.base import fixed_text_fields, lint_hint
+from drill.kinds.instance import DrawSources, Instance, instance_rng
 from drill.kinds.numbered import NumberedKind, read_indexes, spoken_list
-from drill.verdict import Verdict
+from drill.kinds.verdict import Verdict
+from drill.reports.document import Block, letter
 
 if TYPE_CHECKING:
-    from drill.lint import LintContext, LintReport
+    from drill.bank.lint import LintContext, LintReport
 
 
 class ChoiceKind(NumberedKind):

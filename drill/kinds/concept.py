@@ -1,6 +1,6 @@
 """Concept questions: answered in the user's own words and rated by the user.
 
-The grader reads which key points the text covers (drill.cues: cues matched as
+The grader reads which key points the text covers (drill.kinds.cues: cues matched as
 words in any form, not counted under negation or contrast, and wrong claims that
 mark their point missed) and suggests a rating from that: Again when the text
 makes a wrong claim or covers at most one point, Good when it covers every point,
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from drill.document import Block
-from drill.evidence import CLAIM_NAMES
-from drill.instance import DrawSources, Instance
 from drill.kinds.base import Kind, fixed_text_fields, lint_hint
-from drill.verdict import AGAIN, GOOD, HARD, Verdict
+from drill.kinds.instance import DrawSources, Instance
+from drill.kinds.verdict import AGAIN, GOOD, HARD, Verdict
+from drill.reports.document import Block
+from drill.serving.evidence import CLAIM_NAMES
 
 if TYPE_CHECKING:
-    from drill.lint import LintContext, LintReport
+    from drill.bank.lint import LintContext, LintReport
 
 # what a concept question's `evidence` may name: the claims an engine run judges
 EVIDENCE_NAMES = frozenset(CLAIM_NAMES)
@@ -52,7 +52,7 @@ class ConceptKind(Kind):
         return "Answer in your own words"
 
     def grade(self, instance: Instance, answer_text: str) -> Verdict:
-        from drill.cues import coverage  # the stemmer loads with the first answer read
+        from drill.kinds.cues import coverage  # the stemmer loads with the first answer read
 
         text = answer_text if isinstance(answer_text, str) else ""
         found = coverage(text[:MAX_CUE_SEARCH_CHARS], instance.key_points, instance.wrong_claims)
@@ -103,7 +103,7 @@ class ConceptKind(Kind):
     def lint(self, question: Any, report: LintReport, context: LintContext) -> None:
         """A hint; evidence only naming claims an engine run can back with a measurement;
         every cue with a word to look for, and no wrong claim repeating its point's cues."""
-        from drill.cues import cue_stems
+        from drill.kinds.cues import cue_stems
 
         lint_hint(question, report)
         for i, name in enumerate(question.evidence):

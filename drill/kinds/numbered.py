@@ -12,11 +12,11 @@ from abc import abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from drill.document import Block
 from drill.kinds.base import GradedKind
+from drill.reports.document import Block
 
 if TYPE_CHECKING:
-    from drill.instance import Instance
+    from drill.kinds.instance import Instance
 
 _TOKEN_SPLIT = re.compile(r"(?:\s*(?:,|;|\band\b|&|\+|->|→|>|-)\s*|\s+)", re.IGNORECASE)
 

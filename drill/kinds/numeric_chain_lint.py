@@ -1,4 +1,4 @@
-"""The bank checks of a numeric template's follow-up chain (drill.chains).
+"""The bank checks of a numeric template's follow-up chain (drill.kinds.chains).
 
 Statically: every `start` value is a param of the opener and one it can draw; every
 follow-up's question exists and is a numeric template; `change` sets params of that
@@ -21,9 +21,10 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from drill.chains import draw_chain_numbers, follow_up_field, follow_up_question, param_keys
+from drill.bank.schema import ChoiceParam, NumericQuestion, RangeParam
 from drill.errors import BankError, ExprError
-from drill.instance import (
+from drill.kinds.chains import draw_chain_numbers, follow_up_field, follow_up_question, param_keys
+from drill.kinds.instance import (
     InstanceError,
     NumericDraw,
     compiled,
@@ -33,10 +34,9 @@ from drill.instance import (
     text_values,
 )
 from drill.kinds.numeric_slips import same
-from drill.schema import ChoiceParam, NumericQuestion, RangeParam
 
 if TYPE_CHECKING:
-    from drill.lint import LintContext, LintReport
+    from drill.bank.lint import LintContext, LintReport
 
 
 class _FollowUpReport:
@@ -119,7 +119,7 @@ def _check_follow_up(
     opener: NumericQuestion, index: int, follow: NumericQuestion, known: set[str], report
 ) -> bool:
     """The static checks of one follow-up; whether it can be drawn."""
-    from drill.render import placeholders
+    from drill.quantities.render import placeholders
 
     assert opener.chain is not None
     follow_up = opener.chain.follow_ups[index]
@@ -177,7 +177,7 @@ def _check_draws(
     opener: NumericQuestion, follows: Sequence[NumericQuestion], report, context: LintContext
 ) -> None:
     from drill.kinds.numeric_lint import check_grading
-    from drill.render import placeholders, render
+    from drill.quantities.render import placeholders, render
 
     assert opener.chain is not None
     drawn: list[list[tuple[int, NumericDraw]]] = [[] for _ in follows]

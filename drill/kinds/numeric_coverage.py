@@ -21,13 +21,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from drill.bank import Bank, display_path
+from drill.bank.loader import Bank, display_path
+from drill.bank.schema import NumericQuestion
 from drill.errors import BankError
-from drill.instance import InstanceError, NumericDraw, draw_numeric
+from drill.kinds.instance import InstanceError, NumericDraw, draw_numeric
 from drill.kinds.numeric_grade import mistake_for_value
 from drill.kinds.numeric_lint import grading_instance
 from drill.kinds.numeric_slips import same, slip_draws
-from drill.schema import NumericQuestion
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def template_coverage(
 ) -> list[SlipCoverage] | None:
     """The slips of one template and how well the grader names them; None if it
     cannot be drawn or its prompt cannot be read."""
-    from drill.render import placeholders
+    from drill.quantities.render import placeholders
 
     try:
         shown = {p.name for p in placeholders(question.prompt)}

@@ -1,7 +1,7 @@
 """The numeric grader: is a number (with its unit) the answer, and if not, which mistake?
 
-The answer is read by `drill.units.parse_answer` into base units and compared with
-the expected value under the instance's tolerance (drill.schema.Tolerance, by
+The answer is read by `drill.quantities.units.parse_answer` into base units and compared with
+the expected value under the instance's tolerance (drill.bank.schema.Tolerance, by
 default 1 % relative). In order, the verdict is
   correct        the value matches;
   unit           a bare number right in a unit the question uses (below): right,
@@ -44,12 +44,13 @@ import math
 import re
 from dataclasses import dataclass
 
-from drill.dimensions import DIMENSIONS
-from drill.dimensions import words as dimension_words
+from drill.bank.misconceptions import catalogue_entry
 from drill.errors import AnswerError, BankError
-from drill.instance import Instance, MisconceptionValue
-from drill.misconceptions import catalogue_entry
-from drill.units import (
+from drill.kinds.instance import Instance, MisconceptionValue
+from drill.kinds.verdict import Status, Verdict
+from drill.quantities.dimensions import DIMENSIONS
+from drill.quantities.dimensions import words as dimension_words
+from drill.quantities.units import (
     Parsed,
     UnitSpec,
     best_fit_unit,
@@ -58,7 +59,6 @@ from drill.units import (
     parse_answer,
     parse_unit,
 )
-from drill.verdict import Status, Verdict
 
 # plain counts: "4 requests" answers "how many times as many" (a count), and "4x" a count
 # of requests; tokens and requests are still told apart
@@ -134,7 +134,7 @@ def _verdict(ctx: _Context, status: Status, correct: bool, value: float | None, 
 
 
 def grade_numeric(instance: Instance, answer_text: str) -> Verdict:
-    """The verdict on a numeric answer (rating left at Again; `drill.grade.grade` sets it)."""
+    """The verdict on a numeric answer (rating left at Again; `drill.kinds.grade.grade` sets it)."""
     if instance.expected is None:
         raise BankError(f"{instance.question_id}: a numeric instance needs an expected value")
     expected = float(instance.expected)

@@ -25,8 +25,9 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from drill.bank.schema import NumericQuestion, PresetParam
 from drill.errors import BankError, ExprError
-from drill.instance import (
+from drill.kinds.instance import (
     InstanceError,
     NumericDraw,
     compiled,
@@ -35,10 +36,9 @@ from drill.instance import (
     render_numeric,
 )
 from drill.kinds.numeric_slips import same, slip_draws
-from drill.schema import NumericQuestion, PresetParam
 
 if TYPE_CHECKING:
-    from drill.lint import LintContext, LintReport
+    from drill.bank.lint import LintContext, LintReport
 
 
 def param_names(question: NumericQuestion) -> dict[str, set[str]]:
@@ -134,7 +134,7 @@ def _check_show_as(question: NumericQuestion, report: LintReport) -> None:
     """`show_as` must be a unit of the answer's dimension (GiB for bytes, ms for seconds)."""
     if question.show_as is None:
         return
-    from drill.units import parse_unit
+    from drill.quantities.units import parse_unit
 
     spec = parse_unit(question.show_as)
     if spec is None:
@@ -148,7 +148,7 @@ def _check_show_as(question: NumericQuestion, report: LintReport) -> None:
 
 def _check_placeholders(question, report, known) -> set[str]:
     """Report unknown placeholders and bad specs; return the names the prompt shows."""
-    from drill.render import check_spec, placeholders
+    from drill.quantities.render import check_spec, placeholders
 
     known = known | {"answer"}
     shown: set[str] = set()
@@ -262,7 +262,7 @@ def _check_misconceptions(
 def grading_instance(question: NumericQuestion, seed: int, draw: NumericDraw, *, named: bool):
     """An Instance with what grading needs (no text): the question's named wrong
     answers only if `named`."""
-    from drill.instance import Instance, MisconceptionValue, common_fields
+    from drill.kinds.instance import Instance, MisconceptionValue, common_fields
 
     wrong = (
         tuple(

@@ -44,9 +44,9 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from drill.expr import SharedTrees
-from drill.instance import NumericDraw, param_fields
-from drill.schema import ChoiceParam, NumericQuestion, RangeParam
+from drill.bank.schema import ChoiceParam, NumericQuestion, RangeParam
+from drill.kinds.instance import NumericDraw, param_fields
+from drill.quantities.expr import SharedTrees
 
 # words after which a name's first word says its kind: b_small and b_large are both b
 QUALIFIERS = frozenset(
@@ -188,7 +188,7 @@ def _is_op(node: ast.AST, ops: tuple[type, ...]) -> bool:
 
 def _replaced(node: ast.expr, replace: Mapping[int, ast.expr]) -> ast.expr:
     """`node` with the nodes in `replace` (by id) replaced; what is unchanged is shared,
-    not copied (drill.expr.SharedTrees evaluates a shared node once per draw)."""
+    not copied (drill.quantities.expr.SharedTrees evaluates a shared node once per draw)."""
     if id(node) in replace:
         return replace[id(node)]
     changed = False

@@ -1,0 +1,1 @@
+"""Quantities: units and dimensions, the safe arithmetic of templates and answers, and placeholders in question text."""

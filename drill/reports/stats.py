@@ -1,0 +1,665 @@
+"""Progress figures from the review history: what is due, streak, heatmap, retention, mastery.
+
+Every figure is relative to an injected `now` (UTC-aware) and counted in the user's
+days (`drill.study.days.DayClock`: their zone, starting at the rollover hour; plain UTC
+calendar days when none is given). Times in the database are `drill.srs.iso` text
+in UTC; a day is the range of times from its start to the next day's start, so day
+counts are indexed range queries.
+
+Counting is done in SQL; Python only walks per-card rows (one per question), never
+per-review rows.
+
+True retention (`retention`; per week, `weekly_retention`) follows Anki's rule, made
+exact for kvdrill:
+- the window is the last `RETENTION_DAYS` days, today included, up to `now` (for
+  `weekly_retention`, the heatmap's weeks);
+- cram reviews are left out (they do not touch the schedule);
+- a review counts when the question's previous (non-cram) review was on an earlier day:
+  the first review of a question each day, of a question that was already being
+  recalled from memory rather than learned that day;
+- it passes when its rating is Hard, Good or Easy and fails on Again;
+- as in Anki, a review is `mature` when the card's interval (the time since that
+  previous review) was at least MATURE_DAYS days, else `young`.
+
+Accuracy of a question is the share of its reviews (cram included) that were right:
+`correct` where the grader decided it, else the self-rating (anything but Again).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from drill.srs import iso, retrievability
+from drill.storage.database import Database
+from drill.study.days import UTC_DAYS, DayClock
+from drill.study.settings import read_settings
+
+RETENTION_DAYS = 30
+MATURE_DAYS = 21  # Anki's line between a young card and a mature one
+HEATMAP_WEEKS = 16
+FORECAST_DAYS = 7
+WEAKEST_LIMIT = 10
+MISCONCEPTION_LIMIT = 5
+REMOVED_TOPIC = "(removed)"
+
+HEATMAP_CHARS = " .:*#"  # level 0 (no reviews) .. 4 (the busiest days)
+# 256-colour greens for levels 1..4 and a dim grey for days without reviews
+_HEATMAP_COLOURS = (238, 22, 28, 34, 40)
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+# "right" for one review: the grader's verdict, else the self-rating
+_RIGHT_SQL = "coalesce(correct, rating > 1)"
+
+
+def _day(d: date) -> str:
+    return d.isoformat()
+
+
+def _count_between(db: Database, sql: str, start: datetime, end: datetime, *args: Any) -> int:
+    return db.execute(sql, [iso(start), iso(end), *args]).fetchone()[0]
+
+
+def describe_days(days: DayClock) -> dict[str, Any]:
+    """The days figures are counted in: their zone's name and the hour they begin."""
+    zone = getattr(days.tz, "key", None) or (days.tz.tzname(None) if days.tz else "local")
+    return {"zone": zone, "rollover_hour": days.rollover_hour}
+
+
+# ------------------------------------------------------------------------------ due
+
+
+def _bank_filter(active_ids: list[str] | None) -> tuple[str, list[Any]]:
+    if active_ids is None:
+        return "", []
+    return " and question_id in (select value from json_each(?))", [json.dumps(active_ids)]
+
+
+# a card that counts as due: not suspended, and not buried past its due time (a buried
+# card is due when its bury ends); the second form finds those buried past their due,
+# leaving out a question buried before its first answer (reps 0), which is new
+_DUE_NOT_HELD = "suspended_at is null and (buried_until is null or buried_until <= due)"
+_BURIED_PAST_DUE = "suspended_at is null and buried_until > due and reps > 0"
+
+
+def due_counts(
+    db: Database, now: datetime, active_ids: list[str] | None = None, days: DayClock = UTC_DAYS
+) -> dict[str, int]:
+    """Cards due by `now`, and due later in the user's day; suspended cards are left
+    out, and a buried one counts from when its bury ends."""
+    where, args = _bank_filter(active_ids)
+    sql = (
+        "select coalesce(sum({at} <= ?), 0), coalesce(sum({at} > ?), 0) from cards"
+        " where {at} < ? and {held}" + where
+    )
+    bounds = [iso(now), iso(now), iso(days.next_day_start(now)), *args]
+    free = db.execute(sql.format(at="due", held=_DUE_NOT_HELD), bounds).fetchone()
+    buried = db.execute(sql.format(at="buried_until", held=_BURIED_PAST_DUE), bounds).fetchone()
+    return {"now": free[0] + buried[0], "later_today": free[1] + buried[1]}
+
+
+def forecast(
+    db: Database,
+    now: datetime,
+    active_ids: list[str] | None = None,
+    count: int = FORECAST_DAYS,
+    days: DayClock = UTC_DAYS,
+) -> list[dict[str, Any]]:
+    """Cards due on each of the next `count` days; today's count includes overdue cards.
+    Suspended cards are left out; a buried card counts on the day its bury ends."""
+    today = days.day_of(now)
+    where, args = _bank_filter(active_ids)
+    sql = f"select count(*) from cards where due >= ? and due < ? and {_DUE_NOT_HELD}{where}"
+    # from the first day's start back to the beginning of time: overdue cards count today
+    bounds = ["", *(iso(days.start_of(today + timedelta(days=i + 1))) for i in range(count))]
+    buried = [
+        until
+        for (until,) in db.execute(
+            f"select buried_until from cards where {_BURIED_PAST_DUE}{where}", args
+        ).fetchall()
+    ]
+    return [
+        {
+            "date": _day(today + timedelta(days=i)),
+            "due": db.execute(sql, [bounds[i], bounds[i + 1], *args]).fetchone()[0]
+            + sum(1 for until in buried if bounds[i] <= until < bounds[i + 1]),
+        }
+        for i in range(count)
+    ]
+
+
+def held_counts(db: Database, now: datetime) -> dict[str, int]:
+    """Cards suspended, buried (until after `now`) and flagged as leeches."""
+    row = db.execute(
+        "select coalesce(sum(suspended_at is not null), 0),"
+        " coalesce(sum(suspended_at is null and buried_until > ?), 0),"
+        " coalesce(sum(leech_at is not null), 0) from cards",
+        [iso(now)],
+    ).fetchone()
+    return {"suspended": row[0], "buried": row[1], "leeches": row[2]}
+
+
+# --------------------------------------------------------------------------- activity
+
+
+def _reviewed_on(db: Database, day: date, now: datetime, days: DayClock) -> bool:
+    row = db.execute(
+        "select exists(select 1 from reviews where reviewed_at >= ? and reviewed_at < ?"
+        " and reviewed_at <= ?)",
+        [iso(days.start_of(day)), iso(days.start_of(day + timedelta(days=1))), iso(now)],
+    ).fetchone()
+    return bool(row[0])
+
+
+def streak(db: Database, now: datetime, days: DayClock = UTC_DAYS) -> dict[str, Any]:
+    """Consecutive days with at least one review, ending today or, if today has
+    none yet, yesterday (a streak is not lost until the day is over)."""
+    today = days.day_of(now)
+    reviewed_today = _reviewed_on(db, today, now, days)
+    day = today if reviewed_today else today - timedelta(days=1)
+    count = 0
+    # one indexed probe per day of the streak: cheap even for a streak of years
+    while _reviewed_on(db, day, now, days):
+        count += 1
+        day -= timedelta(days=1)
+    return {"days": count, "reviewed_today": reviewed_today}
+
+
+def heatmap_start(today: date, weeks: int = HEATMAP_WEEKS) -> date:
+    """The Monday that begins the first column: `weeks` columns end with this week."""
+    return today - timedelta(days=today.weekday()) - timedelta(weeks=weeks - 1)
+
+
+def reviews_per_day(
+    db: Database, now: datetime, weeks: int = HEATMAP_WEEKS, days: DayClock = UTC_DAYS
+) -> list[dict[str, Any]]:
+    """Reviews (cram included) on each day from the heatmap's first Monday to today."""
+    today = days.day_of(now)
+    sql = (
+        "select count(*) from reviews"
+        " where reviewed_at >= ? and reviewed_at < ? and reviewed_at <= ?"
+    )
+    out = []
+    day = heatmap_start(today, weeks)
+    # one indexed range count per day: cheaper than grouping a hundred thousand rows
+    while day <= today:
+        start, end = days.start_of(day), days.start_of(day + timedelta(days=1))
+        out.append({"date": _day(day), "reviews": _count_between(db, sql, start, end, iso(now))})
+        day += timedelta(days=1)
+    return out
+
+
+def heatmap_level(count: int, busiest: int) -> int:
+    """0 for no reviews, else 1..4 by the share of the busiest day (4 = at least 3/4 of it)."""
+    if count <= 0 or busiest <= 0:
+        return 0
+    return min(4, max(1, math.ceil(4 * count / busiest)))
+
+
+def render_heatmap(per_day: list[dict[str, Any]], *, color: bool = False) -> list[str]:
+    """Weeks as columns (oldest left), weekdays Mon..Sun as rows, a month label row on top.
+
+    `per_day` starts on a Monday (as `reviews_per_day` returns it); days after its last
+    entry stay blank. Plain characters use HEATMAP_CHARS; `color` draws 256-colour squares.
+    """
+    start = date.fromisoformat(per_day[0]["date"])
+    counts = [d["reviews"] for d in per_day]
+    busiest = max(counts, default=0)
+    weeks = (len(counts) + 6) // 7
+    label_width = 4  # "Mon "
+
+    month_row = [" "] * (label_width + 2 * weeks)
+    free_from = 0
+    previous_month = None
+    for week in range(weeks):
+        month = (start + timedelta(weeks=week)).month
+        pos = label_width + 2 * week
+        if month != previous_month and pos >= free_from:
+            month_row[pos : pos + 3] = MONTHS[month - 1]
+            free_from = pos + 4
+        previous_month = month
+    lines = ["".join(month_row).rstrip()]
+
+    for weekday in range(7):
+        cells = []
+        for week in range(weeks):
+            index = 7 * week + weekday
+            if index >= len(counts):
+                cells.append(" ")
+                continue
+            level = heatmap_level(counts[index], busiest)
+            if color:
+                cells.append(f"\x1b[38;5;{_HEATMAP_COLOURS[level]}m\u25a0\x1b[0m")
+            else:
+                cells.append(HEATMAP_CHARS[level])
+        lines.append((WEEKDAYS[weekday] + " " + " ".join(cells)).rstrip())
+    return lines
+
+
+def heatmap_legend(*, color: bool = False) -> str:
+    """The five levels, least to most, as the heatmap draws them."""
+    if color:
+        return " ".join(f"\x1b[38;5;{c}m\u25a0\x1b[0m" for c in _HEATMAP_COLOURS)
+    return f"'{HEATMAP_CHARS}'"
+
+
+# -------------------------------------------------------------------------- retention
+
+
+# Per review of one day that counts for true retention: `m` is 1 when mature, 0 when
+# young, null when it does not count (no earlier review, or one earlier the same day).
+# `prev`, the question's previous non-cram review, is the newest one first in the
+# per-question index, so each probe stops at once; `limit -1` keeps the subquery from
+# being flattened into the sums, which would run the probe once per sum.
+_RETENTION_DAY_SQL = """
+select coalesce(sum(m = 0), 0), coalesce(sum(m = 0 and rating > 1), 0),
+       coalesce(sum(m = 1), 0), coalesce(sum(m = 1 and rating > 1), 0)
+from (
+    select w.rating, (
+        select case when p.reviewed_at >= :start then null
+                    else julianday(w.reviewed_at) - julianday(p.reviewed_at) >= :mature end
+        from reviews p
+        where p.question_id = w.question_id and p.reviewed_at < w.reviewed_at
+          and not coalesce(p.cram, 0)
+        order by p.reviewed_at desc limit 1
+    ) as m
+    from reviews w
+    where w.reviewed_at >= :low and w.reviewed_at < :next and w.reviewed_at <= :now
+      and not coalesce(w.cram, 0)
+    limit -1
+)
+"""
+
+
+def _retention_by_day(
+    db: Database, since: datetime, now: datetime, days: DayClock
+) -> list[tuple[str, bool, int, int]]:
+    """(user day, mature, reviews counted, passed) for each day from `since` to `now`
+    with reviews that count for true retention (the rule is in the module docstring)."""
+    # a day is the range of times from its start to the next day's start: one indexed
+    # range per day, and a review's previous one was on an earlier day when it lies
+    # before that start
+    rows: list[tuple[str, bool, int, int]] = []
+    day, last = days.day_of(since), days.day_of(now)
+    while day <= last:
+        start, end = days.start_of(day), days.start_of(day + timedelta(days=1))
+        young, young_passed, mature, mature_passed = db.execute(
+            _RETENTION_DAY_SQL,
+            {
+                "start": iso(start),
+                "low": iso(max(start, since)),
+                "next": iso(end),
+                "now": iso(now),
+                "mature": MATURE_DAYS,
+            },
+        ).fetchone()
+        for is_mature, n, passed in ((False, young, young_passed), (True, mature, mature_passed)):
+            if n:
+                rows.append((_day(day), is_mature, n, passed))
+        day += timedelta(days=1)
+    return rows
+
+
+def _retention_shares(rows: list[tuple[str, bool, int, int]]) -> dict[str, Any]:
+    """{reviews, passed, rate, young, mature} summed over `_retention_by_day` rows."""
+
+    def share(group: list[tuple[str, bool, int, int]]) -> dict[str, Any]:
+        n, passed = sum(r[2] for r in group), sum(r[3] for r in group)
+        return {"reviews": n, "passed": passed, "rate": passed / n if n else None}
+
+    return {
+        **share(rows),
+        "young": share([r for r in rows if not r[1]]),
+        "mature": share([r for r in rows if r[1]]),
+    }
+
+
+def retention(
+    db: Database, now: datetime, count: int = RETENTION_DAYS, days: DayClock = UTC_DAYS
+) -> dict[str, Any]:
+    """True retention over the last `count` days (the rule is in the module docstring)."""
+    first_day = days.day_of(now) - timedelta(days=count - 1)
+    rows = _retention_by_day(db, days.start_of(first_day), now, days)
+    return {"window_days": count, "since": _day(first_day), **_retention_shares(rows)}
+
+
+def weekly_retention(
+    db: Database, now: datetime, weeks: int = HEATMAP_WEEKS, days: DayClock = UTC_DAYS
+) -> list[dict[str, Any]]:
+    """True retention in each week (Monday to Sunday) of the heatmap's window, oldest
+    first: [{week, reviews, passed, rate, young, mature}], `week` its Monday; the last
+    week ends at `now`."""
+    first_monday = heatmap_start(days.day_of(now), weeks)
+    rows = _retention_by_day(db, days.start_of(first_monday), now, days)
+    by_week: list[list[tuple[str, bool, int, int]]] = [[] for _ in range(weeks)]
+    for row in rows:
+        by_week[(date.fromisoformat(row[0]) - first_monday).days // 7].append(row)
+    return [
+        {"week": _day(first_monday + timedelta(weeks=i)), **_retention_shares(group)}
+        for i, group in enumerate(by_week)
+    ]
+
+
+# ---------------------------------------------------------------------------- mastery
+
+
+def question_figures(
+    db: Database, now: datetime, topics: Mapping[str, str] | None, scheduler=None
+) -> list[dict[str, Any]]:
+    """Per reviewed question: topic, retrievability now, accuracy, reviews and lapses.
+
+    `topics` maps each question id in the bank to its topic; a question with history
+    that is no longer in the bank gets REMOVED_TOPIC. With `topics` None every question
+    keeps its history but no topic (None).
+    """
+    scheduler = scheduler or read_settings(db).scheduler(fuzz=False)  # the user's FSRS curve
+    # Reviews after `now` exist only when the clock is set back (tests, --now); leaving
+    # the bound out otherwise makes this full-index pass about a third cheaper.
+    latest = db.execute("select max(reviewed_at) from reviews").fetchone()[0]
+    bound, args = (
+        ("", [])
+        if latest is None or latest <= iso(now)
+        else (" where reviewed_at <= ?", [iso(now)])
+    )
+    # every review counts: the per-question counters hold the same sums, one row per
+    # question, unless the clock was set back or the database predates them
+    counted = not bound and db.execute(
+        "select 1 from sqlite_master where type = 'table' and name = 'question_counts'"
+    ).fetchone()
+    query = (
+        "select question_id, reviews, answered_right from question_counts"
+        if counted
+        else f"select question_id, count(*), sum({_RIGHT_SQL}) from reviews{bound}"
+        " group by question_id"
+    )
+    answered = {qid: (n, right) for qid, n, right in db.execute(query, args).fetchall()}
+    cards = {
+        row["question_id"]: row
+        for row in db.query("select * from cards where last_review is not null")
+    }
+    figures = []
+    for qid in sorted(answered.keys() | cards.keys()):
+        n, right = answered.get(qid, (0, 0))
+        card = cards.get(qid)
+        topic = None if topics is None else topics.get(qid, REMOVED_TOPIC)
+        figures.append(
+            {
+                "question_id": qid,
+                "topic": topic,
+                "retrievability": retrievability(scheduler, card, now) if card else 0.0,
+                "accuracy": right / n if n else None,
+                "reviews": n,
+                "lapses": card["lapses"] if card else 0,
+            }
+        )
+    return figures
+
+
+def weakness(figure: Mapping[str, Any]) -> float:
+    """Lower is weaker: the mean of retrievability and accuracy (no answers: accuracy 0)."""
+    return (figure["retrievability"] + (figure["accuracy"] or 0.0)) / 2
+
+
+def weakest(figures: list[dict[str, Any]], limit: int = WEAKEST_LIMIT) -> list[dict[str, Any]]:
+    """The weakest questions still in the bank, weakest first (ties by id)."""
+    live = [f for f in figures if f["topic"] != REMOVED_TOPIC]
+    return sorted(live, key=lambda f: (weakness(f), f["question_id"]))[:limit]
+
+
+def topic_mastery(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per topic: questions, reviews, mean retrievability and pooled accuracy; by topic name."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for f in figures:
+        grouped.setdefault(f["topic"] or "", []).append(f)
+    rows = []
+    for topic in sorted(grouped, key=lambda t: (t == REMOVED_TOPIC, t)):
+        group = grouped[topic]
+        reviews = sum(f["reviews"] for f in group)
+        right = sum((f["accuracy"] or 0.0) * f["reviews"] for f in group)
+        rows.append(
+            {
+                "topic": topic or None,
+                "questions": len(group),
+                "reviews": reviews,
+                "retrievability": sum(f["retrievability"] for f in group) / len(group),
+                "accuracy": right / reviews if reviews else None,
+            }
+        )
+    return rows
+
+
+def frequent_misconceptions(
+    db: Database, now: datetime, names: Mapping[str, str], limit: int = MISCONCEPTION_LIMIT
+) -> list[dict[str, Any]]:
+    """The misconceptions the grader saw most often in the user's answers, most first."""
+    rows = db.execute(
+        "select misconception, count(*) as n from reviews"
+        " where misconception is not null and misconception != '' and reviewed_at <= ?"
+        " group by misconception order by n desc, misconception limit ?",
+        [iso(now), limit],
+    ).fetchall()
+    return [{"id": mid, "name": names.get(mid, mid), "count": n} for mid, n in rows]
+
+
+# ------------------------------------------------------------------------------- all
+
+
+def collect_stats(
+    db: Database,
+    now: datetime,
+    *,
+    topics: Mapping[str, str] | None = None,
+    misconception_names: Mapping[str, str] | None = None,
+    scheduler=None,
+    days: DayClock = UTC_DAYS,
+    interview: date | None = None,
+) -> dict[str, Any]:
+    """Everything `kvdrill stats` shows, as one JSON-ready object (keys in its help).
+
+    With `topics` (question id -> topic for the bank), due counts cover only questions
+    in the bank and the removed ones are grouped under REMOVED_TOPIC. `days` are the
+    user's days (plain UTC days by default). With an `interview` date the object has
+    an `interview` entry (`interview_readiness`).
+    """
+    active_ids = sorted(topics) if topics is not None else None
+    figures = question_figures(db, now, topics, scheduler)
+    cards = db.execute("select count(*) from cards").fetchone()[0]
+    extra = {}
+    if interview is not None:
+        extra["interview"] = interview_readiness(db, now, interview, topics, days, scheduler)
+    return {
+        "now": iso(now),
+        "days": describe_days(days),
+        "due": due_counts(db, now, active_ids, days),
+        "forecast": forecast(db, now, active_ids, days=days),
+        "streak": streak(db, now, days),
+        "heatmap": reviews_per_day(db, now, days=days),
+        "retention": retention(db, now, days=days),
+        "topics": topic_mastery(figures),
+        "weakest": weakest(figures),
+        "misconceptions": frequent_misconceptions(db, now, misconception_names or {}),
+        "totals": {
+            "cards": cards,
+            "reviews": sum(f["reviews"] for f in figures),
+            **held_counts(db, now),
+        },
+        **extra,
+    }
+
+
+INTERVIEW_FORECAST_DAYS = 60  # the most days of workload listed before an interview
+
+
+def interview_readiness(
+    db: Database,
+    now: datetime,
+    interview: date,
+    topics: Mapping[str, str] | None,
+    days: DayClock = UTC_DAYS,
+    scheduler=None,
+) -> dict[str, Any]:
+    """How the days up to an interview look: the reviews due on each day before it, and
+    per topic the recall predicted for its morning if no review came before then (a
+    floor: the scheduled reviews raise it)."""
+    left = (interview - days.day_of(now)).days
+    day_start = days.start_of(interview)
+    active_ids = sorted(topics) if topics is not None else None
+    workload = (
+        forecast(db, now, active_ids, count=min(left, INTERVIEW_FORECAST_DAYS), days=days)
+        if left > 0
+        else []
+    )
+    on_the_day = question_figures(db, max(now, day_start), topics, scheduler)
+    return {
+        "date": interview.isoformat(),
+        "days_left": left,
+        "reviews_before": sum(d["due"] for d in workload),
+        "workload": workload,
+        "topics": [
+            {"topic": t["topic"], "questions": t["questions"], "recall": t["retrievability"]}
+            for t in topic_mastery(on_the_day)
+            if t["topic"] != REMOVED_TOPIC
+        ],
+    }
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def render_interview(figures: Mapping[str, Any]) -> list[str]:
+    """The interview lines of the text report."""
+    left = figures["days_left"]
+    when = f"{figures['date']}, " + (
+        "today" if left == 0 else "passed" if left < 0 else f"in {left} day{'s' * (left != 1)}"
+    )
+    lines = [f"Interview {when}"]
+    workload = figures["workload"]
+    if workload:
+        busiest = max(workload, key=lambda d: d["due"])
+        lines.append(
+            f"  {reviews_due_before(figures['reviews_before'])}; the busiest day "
+            f"{busiest['date'][5:]} ({busiest['due']})"
+        )
+    if figures["topics"]:
+        ready = ", ".join(f"{t['topic']} {percent(t['recall'])}" for t in figures["topics"])
+        lines.append(f"  recall on the day if you stopped reviewing now: {ready}")
+    return lines
+
+
+def counted(count: int, word: str) -> str:
+    """"1 review", "1,200 reviews"."""
+    return f"{count:,} {word}{'s' * (count != 1)}"
+
+
+def reviews_due_before(count: int) -> str:
+    """"1 review due before it", "12 reviews due before it"."""
+    return f"{counted(count, 'review')} due before it"
+
+
+def percent(value: float | None) -> str:
+    """A fraction as a whole percentage ("-" for none)."""
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def text_table(
+    header: list[str], rows: list[list[str]], indent: str = "  ", align: str | None = None
+) -> list[str]:
+    """Columns aligned as `align` says, one letter per column (l left, r right); by
+    default the first column left and the rest (numbers) right."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    align = align or "l" + "r" * (len(header) - 1)
+
+    def line(cells: list[str]) -> str:
+        padded = [
+            c.ljust(w) if a == "l" else c.rjust(w)
+            for c, w, a in zip(cells, widths, align, strict=True)
+        ]
+        return (indent + "  ".join(padded)).rstrip()
+
+    return [line(header), *map(line, rows)]
+
+
+def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
+    """The human form of `collect_stats`'s object."""
+    due, ret, st, days = stats["due"], stats["retention"], stats["streak"], stats["days"]
+    out = [
+        f"Due now: {due['now']}    later today: {due['later_today']}"
+        f"    (days begin {days['rollover_hour']:02d}:00, {days['zone']})"
+    ]
+    out.append(
+        "Next 7 days: " + "  ".join(f"{d['date'][5:]} {d['due']}" for d in stats["forecast"])
+    )
+    plural = "day" if st["days"] == 1 else "days"
+    today_note = "reviewed today" if st["reviewed_today"] else "review today to extend it"
+    out.append(f"Streak: {st['days']} {plural}" + (f" ({today_note})" if st["days"] else ""))
+    if ret["reviews"]:
+        mature = ret["mature"]
+        split = (
+            f"; mature cards {100 * mature['rate']:.1f}% of {mature['reviews']}"
+            if mature["reviews"]
+            else ""
+        )
+        out.append(
+            f"True retention, last {ret['window_days']} days: {100 * ret['rate']:.1f}%"
+            f" ({ret['passed']} of {ret['reviews']} recalled{split})"
+        )
+    else:
+        out.append(
+            f"True retention, last {ret['window_days']} days: -"
+            " (no reviews yet of questions seen on an earlier day)"
+        )
+    if "interview" in stats:
+        out += render_interview(stats["interview"])
+
+    per_day = stats["heatmap"]
+    busiest = max((d["reviews"] for d in per_day), default=0)
+    out += ["", f"Reviews per day, last {HEATMAP_WEEKS} weeks (busiest day: {busiest})"]
+    out += render_heatmap(per_day, color=color)
+    out.append("    less " + heatmap_legend(color=color) + " more")
+
+    if stats["topics"]:
+        rows = [
+            [
+                t["topic"] or "-",
+                str(t["questions"]),
+                str(t["reviews"]),
+                percent(t["retrievability"]),
+                percent(t["accuracy"]),
+            ]
+            for t in stats["topics"]
+        ]
+        out += ["", "Mastery by topic"]
+        out += text_table(["topic", "questions", "reviews", "recall now", "accuracy"], rows)
+    if stats["weakest"]:
+        rows = [
+            [
+                w["question_id"],
+                w["topic"] or "-",
+                percent(w["retrievability"]),
+                percent(w["accuracy"]),
+                str(w["reviews"]),
+            ]
+            for w in stats["weakest"]
+        ]
+        out += ["", "Weakest questions"]
+        out += text_table(["question", "topic", "recall now", "accuracy", "reviews"], rows)
+    if stats["misconceptions"]:
+        out += ["", "Most frequent mistakes"]
+        width = len(str(stats["misconceptions"][0]["count"]))
+        for m in stats["misconceptions"]:
+            label = m["name"] if m["name"] == m["id"] else f"{m['name']} ({m['id']})"
+            out.append(f"  {str(m['count']).rjust(width)}x  {label}")
+    totals = stats["totals"]
+    if totals["suspended"] or totals["buried"] or totals["leeches"]:
+        out += [
+            "",
+            f"Held back: {totals['suspended']} suspended, {totals['buried']} buried; "
+            f"leeches: {totals['leeches']} (`kvdrill unsuspend --list` shows them)",
+        ]
+    if not stats["totals"]["reviews"]:
+        out += ["", "No reviews yet: `kvdrill quiz` starts one."]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,917 @@
+"""The daily quiz loop, with its terminal and clock passed in.
+
+`drill.study.plan` chooses the session's questions and keeps the queue (pure). `run_session`
+asks them one by one through an injected `SessionIO` (read a line, write text, read
+the clock), so tests and piped input drive it exactly like a terminal. Each answer
+is stored (review row + card schedule, one transaction) before the next question is
+shown; a card still in learning comes back in the same session once its step has
+passed. `u` takes the last answer (or suspend, or bury) back and asks its question
+again; `!` suspends a question, `-` buries it until tomorrow. `q`, end of input and
+Ctrl-C all end with the summary.
+
+An answer never ends a session: a write the database refuses as busy is tried again
+for a while (`AnswerKeeper`), and an answer it still refuses is kept in the
+unsaved-answers file beside it, which the next quiz or interview merges
+(`merge_unsaved`). Under `ending_signals`, SIGTERM and SIGHUP end a session as Ctrl-C
+does, and none of the three cuts an answer's write short.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+from drill.bank.loader import eligible_questions
+from drill.errors import CardError, HistoryError, KvdrillError, StoreError
+from drill.kinds import kind_of
+from drill.srs import DEFAULT_RETENTION, iso, new_card_row, parse_iso, review_row
+from drill.storage.review_record import Review, params_text
+from drill.storage.reviews import (
+    CardChange,
+    database_path,
+    end_session,
+    get_card,
+    hold_card,
+    last_ratings,
+    load_cards,
+    lock_file,
+    new_cards_since,
+    performance_by_question,
+    record_answer,
+    rescue_review,
+    start_session,
+    undo,
+    unsaved_path,
+)
+from drill.study.days import DayClock
+from drill.study.deadline import capped_due
+from drill.study.plan import (
+    LEARNING_STATES,
+    PlanItem,
+    Queue,
+    after_answer,
+    coming,
+    drop,
+    item_seed,
+    learning_later,
+    next_item,
+    plan_cram,
+    plan_drill,
+    plan_review,
+    refresh_learning,
+)
+from drill.study.screen import PLAIN, Screen, verdict_roles
+from drill.study.session_text import (
+    ANSWER_KEYS,
+    RATING_KEYS,
+    RATING_NAMES,
+    TAGS,
+    SessionResult,
+    fill_summary,
+    keys_help,
+    local_time,
+    opening_line,
+    parse_rating,
+    plural,
+    render_summary,
+)
+from drill.study.settings import read_settings
+from drill.text import printable, stored_answer
+
+__all__ = [
+    "AnswerKeeper", "SessionIO", "SessionOptions", "SessionResult", "Terminated",
+    "ending_signals", "merge_unsaved", "plan_review", "run_session",
+]  # fmt: skip
+
+DAY = timedelta(days=1)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    topic: str | None = None
+    new_limit: int = 10  # new cards per day, counting those already introduced today
+    max_items: int = 20
+    seed: int | None = None  # None: a fresh random session
+    cram: bool = False  # practice only: reviews logged with cram=1, schedule untouched
+    retention: float = DEFAULT_RETENTION
+    fuzz: bool = True  # fsrs interval fuzzing; tests turn it off for exact due dates
+    learn_ahead: timedelta = timedelta(minutes=20)
+    leech_threshold: int = 8  # lapses that make a card a leech (0: never)
+    drill: str | None = None  # a misconception id: practise the questions that test it
+    interview: date | None = None  # bring cards back before this day (drill.study.deadline)
+
+
+@dataclass(frozen=True)
+class SessionIO:
+    read_line: Callable[[], str | None]  # one line without its newline; None at end of input
+    write: Callable[[str], None]  # text as given (newlines included)
+    now: Callable[[], datetime]  # UTC-aware
+    # a terminal's line editor: shows the prompt, reads one line (None at end of input)
+    # and keeps it in its history when told to; None: write the prompt, then read_line
+    read_prompted: Callable[[str, bool], str | None] | None = None
+    screen: Screen = PLAIN
+
+
+class _Stop(Exception):
+    """End the session: `reason` is quit, eof or interrupt."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class _Deps:
+    make_instance: Callable[..., Any]
+    grade: Callable[..., Any]
+    evidence_lines: Callable[[Sequence[str]], list[str]]
+
+
+def _evidence_from_latest_run(db) -> Callable[[Sequence[str]], list[str]]:
+    def evidence_lines(claims: Sequence[str]) -> list[str]:
+        from drill.serving.evidence import quote_evidence
+        from drill.storage.engine_runs import latest_engine_run
+
+        return list(quote_evidence(list(claims), latest_engine_run(db)))
+
+    return evidence_lines
+
+
+def _misconception_name(misconception_id: str) -> str:
+    from drill.bank.misconceptions import catalogue_entry
+
+    return catalogue_entry(misconception_id).name
+
+
+# -- signals: SIGTERM and SIGHUP end a session as Ctrl-C does; none cuts a write short
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP during a session: taken as Ctrl-C is (the answer graded is
+    kept with the suggested rating, then the session ends with its summary)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@dataclass
+class _Signals:
+    deferring: int = 0  # deferred_signals blocks open
+    pending: int | None = None  # the first signal that came during one
+
+
+_SIGNALS = _Signals()
+
+
+def _interruption(signum: int) -> KeyboardInterrupt:
+    import signal
+
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    if _SIGNALS.deferring:
+        if _SIGNALS.pending is None:
+            _SIGNALS.pending = signum
+        return
+    raise _interruption(signum)
+
+
+@contextmanager
+def ending_signals() -> Iterator[None]:
+    """While the block runs (a quiz or an interview): SIGTERM and SIGHUP raise
+    `Terminated`, which the session takes as Ctrl-C, and SIGINT, SIGTERM or SIGHUP
+    coming during `deferred_signals` waits for `raise_pending`. A signal ignored when
+    the block starts (nohup, a background job's SIGINT) stays ignored; the previous
+    handlers come back afterwards. Outside the main thread it changes nothing."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    installed: dict[int, Any] = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is None:  # Windows has no SIGHUP
+            continue
+        current = signal.getsignal(signum)
+        python_default = name != "SIGINT" or current is signal.default_int_handler
+        if current is signal.SIG_IGN or not python_default:
+            continue
+        installed[signum] = signal.signal(signum, _on_signal)
+    try:
+        yield
+    finally:
+        for signum, previous in installed.items():
+            signal.signal(signum, previous)
+        _SIGNALS.pending = None
+
+
+@contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold back a signal that comes in the block (under `ending_signals`) until
+    `raise_pending`: an answer's write, and the session's count of it, are never cut
+    short."""
+    _SIGNALS.deferring += 1
+    try:
+        yield
+    finally:
+        _SIGNALS.deferring -= 1
+
+
+def signal_pending() -> bool:
+    return _SIGNALS.pending is not None
+
+
+def raise_pending() -> None:
+    """Raise what a signal held back by `deferred_signals` would have raised."""
+    if not _SIGNALS.deferring and _SIGNALS.pending is not None:
+        signum, _SIGNALS.pending = _SIGNALS.pending, None
+        raise _interruption(signum)
+
+
+# -- answers the database refuses
+
+# attempts beyond the first at a write the database refuses as busy; each waits out
+# SQLite's busy timeout (drill.storage.database.BUSY_TIMEOUT_MS, 10 s) for the lock
+BUSY_RETRIES = 3
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_FULL = 5, 6, 8, 13
+
+
+def _sqlite_code(exc: BaseException) -> tuple[int | None, str]:
+    """The primary SQLite result code behind a StoreError (None when unknown) and the
+    SQLite message."""
+    cause = exc.__context__
+    if not isinstance(cause, sqlite3.Error):
+        return None, ""
+    code = getattr(cause, "sqlite_errorcode", None)  # Python 3.11+
+    return (code & 0xFF if isinstance(code, int) else None), str(cause).lower()
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether the database refused a write because another connection held its lock."""
+    code, text = _sqlite_code(exc)
+    if code is not None:
+        return code in (_SQLITE_BUSY, _SQLITE_LOCKED)
+    return "database is locked" in text or "database is busy" in text
+
+
+def why_not_saved(exc: BaseException) -> str:
+    """Why the database refused a write, in a few words."""
+    code, text = _sqlite_code(exc)
+    if is_busy(exc):
+        return "the database stayed busy (another kvdrill was writing to it)"
+    if code == _SQLITE_FULL or (code is None and "disk is full" in text):
+        return "the disk is full"
+    if code == _SQLITE_READONLY or (code is None and "readonly" in text):
+        return "the database is read-only"
+    return str(exc).rstrip(".")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What became of one answer: `change` when the database took it; else the lines that
+    say where it is kept, and `kept_in` the file (None: only printed)."""
+
+    change: CardChange | None
+    lines: tuple[str, ...] = ()
+    kept_in: Path | None = None
+
+
+@dataclass
+class AnswerKeeper:
+    """Writes a session's answers: a write the database refuses as busy is tried again
+    (BUSY_RETRIES times, saying once that it waits); an answer it still refuses is
+    appended to the unsaved-answers file beside it, or when even that fails, printed to
+    keep. Either way the session goes on."""
+
+    db: Any
+    tell: Callable[[str], None]  # one line to show while waiting
+    kept: int = 0  # answers in the unsaved-answers file
+    kept_in: Path | None = None
+    shown: int = 0  # answers only printed
+
+    def write(self, action: Callable[[], T]) -> T:
+        """`action()` (one write transaction), tried again while the database is busy;
+        a signal that comes meanwhile waits for its end (and ends the waiting)."""
+        attempt = 0
+        while True:
+            try:
+                with deferred_signals():
+                    return action()
+            except StoreError as exc:
+                if not is_busy(exc) or attempt >= BUSY_RETRIES or signal_pending():
+                    raise
+            if attempt == 0:
+                try:
+                    self.tell("The database is busy: another kvdrill is writing to it. Waiting...")
+                except OSError:
+                    pass  # the answer matters more than the news
+            attempt += 1
+
+    def record(
+        self, review: Review, reschedule, *, counted_correct: bool, leech_threshold: int = 0
+    ) -> Stored:
+        """Store one answer (drill.storage.reviews.record_answer), or keep it outside the
+        database."""
+        try:
+            change = self.write(lambda: record_answer(
+                self.db, review, reschedule, counted_correct=counted_correct,
+                leech_threshold=leech_threshold,
+            ))  # fmt: skip
+        except StoreError as exc:
+            with deferred_signals():
+                return self.rescue(review, why_not_saved(exc))
+        return Stored(change)
+
+    def rescue(self, review: Review, why: str) -> Stored:
+        try:
+            path = rescue_review(self.db, review)
+        except OSError:
+            from drill.storage.review_record import ENCODER
+
+            self.shown += 1
+            return Stored(None, (
+                "Your answer could not be saved, nor written beside the database. Keep this",
+                "line in a file and add it later with `kvdrill import FILE`:",
+                ENCODER.encode(review.record()),
+            ))  # fmt: skip
+        self.kept += 1
+        self.kept_in = path
+        return Stored(None, (
+            f"Not saved to the database: {why}. Your answer is kept in {path}; the next "
+            "`kvdrill quiz` adds it.",
+        ), path)  # fmt: skip
+
+
+def merge_unsaved(
+    db, scheduler, say: Callable[[str], None], warn: Callable[[str], None]
+) -> int:
+    """Merge the answers kept beside the database while it could not be written: its
+    unsaved-answers file (drill.storage.reviews.unsaved_path) and, for a database named
+    `STEM.db`, the older `STEM-unsaved.jsonl`. Each is imported by review id as
+    `kvdrill import` does (importing twice adds nothing) and removed once the import has
+    committed, under the lock the rescue writes under. A file that cannot be merged (a
+    bad line, a database still busy) is left as it is, with a one-line warning. Returns
+    the answers added."""
+    where = database_path(db)
+    if where is None:
+        return 0
+    files = [unsaved_path(where)]
+    if where.suffix == ".db":
+        files.append(where.with_name(f"{where.stem}-unsaved.jsonl"))
+    added = 0
+    for path in files:
+        count = _merge_file(db, path, scheduler, warn)
+        if count:
+            say(f"Merged {plural(count, 'answer')} saved while the database could not be "
+                f"written (from {path}).")  # fmt: skip
+        added += count
+    return added
+
+
+def _merge_file(db, path: Path, scheduler, warn: Callable[[str], None]) -> int:
+    if not path.is_file():  # none (the usual case); a folder or a device is no such file
+        return 0
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        warn(f"cannot read {path} ({exc.strerror}); the answers kept in it were not merged")
+        return 0
+    with handle:
+        if not lock_file(handle, path):
+            return 0  # another kvdrill merged it meanwhile
+        from drill.storage.history_in import import_history
+
+        try:
+            # only its questions' cards: the others keep their due dates (fuzz, caps)
+            result = import_history(db, path, scheduler, fmt="jsonl", only_its_questions=True)
+        except HistoryError as exc:
+            warn(f"{exc}; the answers kept in that file were not merged, and it is left as "
+                 "it is (mend that line, then `kvdrill import` the file)")  # fmt: skip
+            return 0
+        except (KvdrillError, sqlite3.Error) as exc:
+            warn(f"the answers kept in {path} were not merged yet: {_merge_failure(exc)}; "
+                 "they stay there")  # fmt: skip
+            return 0
+        try:
+            path.unlink()
+        except OSError as exc:
+            warn(f"merged {path} but cannot remove it ({exc.strerror}); merging it again "
+                 "adds nothing")  # fmt: skip
+    return result.added
+
+
+def _merge_failure(exc: BaseException) -> str:
+    if isinstance(exc, sqlite3.Error):
+        from drill.storage.database import describe_sqlite_error
+
+        return describe_sqlite_error(exc)
+    return why_not_saved(exc)
+
+
+_COUNTERS = ("answered", "right", "wrong", "skipped", "suspended", "buried")
+
+
+@dataclass(frozen=True)
+class _Done:
+    """An action `u` can take back, and the session as it stood when its item was shown;
+    or, with `refusal`, an answer the database never took, which `u` cannot take back."""
+
+    change: CardChange
+    item: PlanItem
+    position: int
+    queue: Queue  # without the item
+    counters: tuple[int, ...]
+    review_ids: int
+    refusal: str | None = None  # why `u` cannot take it back
+
+
+@dataclass
+class _Session:
+    db: Any
+    questions: dict[str, Any]
+    options: SessionOptions
+    io: SessionIO
+    deps: _Deps
+    days: DayClock
+    result: SessionResult
+    session_seed: int
+    queue: Queue
+    scheduler: Any
+    keeper: AnswerKeeper
+    position: int = 0
+    history: list[_Done] = field(default_factory=list)
+    redo: tuple[PlanItem, int, Queue] | None = None  # an undone item, asked again next
+
+    @property
+    def practice(self) -> bool:
+        return self.result.mode != "review"
+
+    # -- I/O helpers
+
+    def say(self, *lines: str, roles: Sequence[str | None] | None = None) -> None:
+        """Write lines (a line may hold several), each with its colour role."""
+        pieces: list[str] = []
+        piece_roles: list[str | None] = []
+        for line, role in zip(lines, roles or [None] * len(lines), strict=True):
+            # bank text (and an engine run's device name) may not put escapes on the terminal
+            for piece in printable(line).split("\n"):
+                pieces.append(piece)
+                piece_roles.append(role)
+        self.io.write(self.io.screen.lines(pieces, piece_roles))
+
+    def ask(self, prompt: str, remember: bool = False) -> str:
+        lead, prompt = self.io.screen.prompt(prompt)
+        if lead:
+            self.io.write(lead)
+        if self.io.read_prompted is not None:
+            line = self.io.read_prompted(prompt, remember)
+        else:
+            self.io.write(prompt)
+            line = self.io.read_line()
+        if line is None:
+            self.io.write("\n")
+            raise _Stop("eof")
+        return line.rstrip("\r\n")
+
+    # -- the loop
+
+    def run(self) -> None:
+        while True:
+            if self.redo is not None:
+                item, position, rest = self.redo
+                self.redo = None
+            else:
+                found = self.take_next()
+                if found is None:
+                    if self.history and not self.history[-1].refusal and self.last_chance():
+                        continue
+                    return
+                item, rest = found
+                self.position += 1
+                position = self.position
+            self.queue = rest
+            self.run_item(item, position)
+
+    def take_next(self) -> tuple[PlanItem, Queue] | None:
+        now = self.io.now()
+        if self.queue.learning:
+            ids = [item.question_id for item in self.queue.learning]
+            self.queue = refresh_learning(self.queue, {q: get_card(self.db, q) for q in ids}, now)
+        item, rest = next_item(self.queue, now, self.options.learn_ahead)
+        return None if item is None else (item, rest)
+
+    def last_chance(self) -> bool:
+        """Nothing is left: offer to take back the last answer before the summary."""
+        try:
+            text = self.ask("Done. u takes back the last answer; Enter ends the session: ")
+        except _Stop:
+            return False
+        except KeyboardInterrupt:
+            self.io.write("\n")
+            return False
+        return text.strip().lower() == "u" and self.take_back()
+
+    def run_item(self, item: PlanItem, position: int) -> None:
+        result = self.result
+        question = self.questions[item.question_id]
+        total = position + coming(self.queue, self.io.now(), self.options.learn_ahead)
+        shown_queue = self.queue
+        try:
+            instance = self.deps.make_instance(question, item_seed(self.session_seed, position))
+        except KvdrillError as exc:
+            # one broken template must not end the session
+            result.skipped += 1
+            self.say("", f"[{position}/{total}] skipped {question.id}: {exc}")
+            return
+        kind = kind_of(instance.kind)
+        self.say("")
+        label = printable(f"{question.topic} · {TAGS[item.why]}")
+        self.io.write(self.io.screen.header(position, total, label) + "\n")
+        self.say(*kind.prompt_lines(instance))
+        before = _Done(
+            CardChange(item.question_id, None, None), item, position, shown_queue,
+            tuple(getattr(result, name) for name in _COUNTERS), len(result.review_ids),
+        )  # fmt: skip
+        shown_at = self.io.now()
+        hinted = False
+        hints_shown = 0
+        while True:
+            text = self.ask("> ", remember=True)
+            command = text.strip().lower()
+            if command == "q":
+                raise _Stop("quit")
+            if command == "s":
+                result.skipped += 1
+                self.say("Skipped.")
+                return
+            if command == "u":
+                if self.take_back():
+                    return
+                continue
+            if command in ("!", "-"):
+                if self.hold(before, suspend=command == "!"):
+                    return
+                continue
+            if command == "h":
+                # each h shows the next hint; any hint caps the suggested rating at Hard
+                if hints_shown < len(instance.hints):
+                    hinted = True
+                    hints_shown += 1
+                    count = len(instance.hints)
+                    label = "Hint" if count == 1 else f"Hint {hints_shown} of {count}"
+                    self.say(f"{label}: {instance.hints[hints_shown - 1].strip()}")
+                else:
+                    self.say("No more hints." if instance.hints else "No hint for this one.")
+                continue
+            if command in ("?", "help"):
+                self.say(f"Type your answer ({kind.answer_examples}).",
+                         *keys_help(ANSWER_KEYS, self.io.read_prompted is not None))
+                continue
+            if not command and not kind.self_rated:
+                self.say(f"Type an answer ({kind.answer_examples}); h hint, s skip, q quit, "
+                         "? keys.")
+                continue
+            duration_ms = int((self.io.now() - shown_at).total_seconds() * 1000)
+            verdict = self.deps.grade(instance, text, duration_ms=duration_ms, hinted=hinted)
+            if verdict.status != "unreadable":
+                break
+            # the grader's message says what was wrong and shows examples; ask again
+            message = verdict.feedback.strip() or f"Cannot read that ({kind.answer_examples})"
+            self.say(message[:1].upper() + message[1:])
+        suggested = int(verdict.rating)
+        if hinted:
+            suggested = min(suggested, 2)
+        lines = kind.verdict_lines(instance, verdict)
+        graded = not kind.self_rated
+        try:
+            self.say(*lines, roles=verdict_roles(lines, bool(verdict.correct) if graded else None))
+            if instance.evidence:
+                self.say(*self.deps.evidence_lines(instance.evidence))
+            rating, stop = self.read_rating(suggested)
+        except OSError:
+            # the terminal is gone (hung up, a closed pipe): keep the answer as Ctrl-C does
+            self.store(instance, verdict, text, suggested, duration_ms)
+            raise
+        if rating is None:
+            self.say("Not saved.")
+        else:
+            stored = self.store(instance, verdict, text, rating, duration_ms)
+            change = stored.change
+            if change is None:  # kept outside the database: the card did not change
+                kept = f"it waits in {stored.kept_in}" if stored.kept_in else "it was printed above"
+                self.history.append(replace(before, refusal=kept))
+            else:
+                self.history.append(replace(before, change=change))
+                if not self.practice:
+                    self.queue = after_answer(self.queue, item.question_id, change.after, rating)
+                if change.leech:
+                    self.say_leech(item.question_id)
+        raise_pending()  # a signal that came while the answer was written ends it here
+        if stop:
+            raise _Stop(stop)
+
+    def read_rating(self, suggested: int) -> tuple[int | None, str | None]:
+        """The user's rating (None: not to be saved) and whether to stop after it. At end
+        of input or Ctrl-C the suggestion is kept, then we stop; `q` asks first."""
+        prompt = (
+            f"Rate: 1 again · 2 hard · 3 good · 4 easy "
+            f"[Enter = {suggested} {RATING_NAMES[suggested]}] "
+        )
+        while True:
+            try:
+                text = self.ask(prompt)
+                command = text.strip().lower()
+                if command == "q":
+                    chosen = self.confirm_quit(suggested)
+                    if chosen is not None:
+                        return chosen
+                    continue
+            except _Stop as stop:
+                return suggested, stop.reason
+            except KeyboardInterrupt:
+                # Ctrl-C, SIGTERM or SIGHUP (Terminated): the answer is in; keep it with the
+                # suggested rating, then stop
+                try:
+                    self.io.write("\n")
+                except OSError:
+                    pass  # a terminal hung up takes no more output; the answer is still kept
+                return suggested, "interrupt"
+            if command in ("?", "help"):
+                self.say(*keys_help(RATING_KEYS))
+                continue
+            rating = parse_rating(text, suggested)
+            if rating is not None:
+                return rating, None
+            self.say(f"Type 1, 2, 3 or 4, or press Enter for {suggested} ({RATING_NAMES[suggested]}).")
+
+    def confirm_quit(self, suggested: int) -> tuple[int | None, str] | None:
+        """`q` at the rating: which rating to save before quitting (None: discard the
+        answer), or None to go back to the rating prompt."""
+        name = RATING_NAMES[suggested]
+        prompt = (
+            f"Quit: save this answer as {suggested} {name}? Enter saves it · 1-4 another "
+            "rating · d discards the answer · n goes back: "
+        )
+        while True:
+            command = self.ask(prompt).strip().lower()
+            if command in ("", "y", "yes"):
+                return suggested, "quit"
+            if command in ("d", "discard"):
+                return None, "quit"
+            if command in ("n", "no"):
+                return None
+            rating = parse_rating(command, suggested)
+            if rating is not None:
+                return rating, "quit"
+            self.say("Press Enter, type 1-4, d or n.")
+
+    # -- changes to the database
+
+    def store(self, instance, verdict, text: str, rating: int, duration_ms: int) -> Stored:
+        """Save one answer; its `change` is None when the database refused it and it was
+        kept outside (AnswerKeeper). A signal that comes meanwhile waits for the caller's
+        `raise_pending`."""
+        result = self.result
+        now = self.io.now()
+        graded = not kind_of(instance.kind).self_rated
+        correct = bool(verdict.correct) if graded else None
+        counted_right = bool(correct) if graded else rating > 1
+        review = Review(
+            id=str(uuid.uuid4()),
+            question_id=instance.question_id,
+            reviewed_at=iso(now),
+            rating=rating,
+            correct=None if correct is None else int(correct),
+            answer=stored_answer(text),
+            duration_ms=duration_ms,
+            seed=instance.seed,
+            params=params_text(instance.params),
+            expected=instance.expected,
+            unit=instance.unit,
+            misconception=getattr(verdict, "misconception", None),
+            session_id=result.session_id,
+            cram=1 if self.practice else 0,
+        )
+
+        def reschedule(row: dict[str, Any] | None) -> dict[str, Any]:
+            current = row or new_card_row(instance.question_id, now)
+            # another session may have committed a review of this card after our clock
+            # read while we waited for the lock; never schedule backwards in time
+            at = now
+            if current["last_review"]:
+                at = max(now, parse_iso(current["last_review"]))
+            row = review_row(self.scheduler, current, rating, at)
+            if self.options.interview is not None:
+                due = capped_due(
+                    parse_iso(row["due"]), instance.question_id, at, at,
+                    self.options.interview, self.days,
+                )  # fmt: skip
+                row["due"] = iso(due)
+            return row
+
+        keeper = self.keeper
+        with deferred_signals():  # the answer's write and its count, whole
+            stored = keeper.record(
+                review,
+                None if self.practice else reschedule,
+                counted_correct=counted_right,
+                leech_threshold=self.options.leech_threshold,
+            )
+            result.answered += 1
+            if counted_right:
+                result.right += 1
+            else:
+                result.wrong += 1
+            if stored.change is not None:
+                result.review_ids.append(review.id)
+            result.unsaved, result.unsaved_shown = keeper.kept, keeper.shown
+            if keeper.kept_in is not None:
+                result.unsaved_file = str(keeper.kept_in)
+        self.say(*stored.lines or [f"Saved: {RATING_NAMES[rating]}."])
+        return stored
+
+    def hold(self, before: _Done, *, suspend: bool) -> bool:
+        """Suspend (`!`) or bury (`-`) the question shown; False (said) when the database
+        refused it, and the question stays."""
+        now = self.io.now()
+        qid = before.item.question_id
+        until = None if suspend else self.days.next_day_start(now)
+        try:
+            change = self.keeper.write(
+                lambda: hold_card(self.db, qid, now, suspend=suspend, bury_until=until)
+            )
+        except StoreError as exc:
+            self.say(f"Not {'suspended' if suspend else 'buried'}: {why_not_saved(exc)}. "
+                     "The question is still yours to answer.")  # fmt: skip
+            return False
+        if until is None:
+            self.result.suspended += 1
+            self.say(f"Suspended until `kvdrill unsuspend {qid}`.")
+        else:
+            self.result.buried += 1
+            self.say(f"Buried until tomorrow ({local_time(until, self.days)}).")
+        self.history.append(replace(before, change=change))
+        self.queue = drop(self.queue, qid)
+        return True
+
+    def take_back(self) -> bool:
+        """Undo the last answer, suspend or bury; its question is asked again next."""
+        if not self.history:
+            self.say("Nothing to undo in this session.")
+            return False
+        refusal = self.history[-1].refusal
+        if refusal:
+            self.say(f"Cannot undo: the last answer is not in the database ({refusal}), so "
+                     "there is nothing to take back.")  # fmt: skip
+            return False
+        done = self.history.pop()
+        try:
+            self.keeper.write(lambda: undo(self.db, done.change))
+        except CardError as exc:
+            self.say(f"Cannot undo: {exc}.")
+            return False
+        except StoreError as exc:
+            self.history.append(done)  # nothing changed: u may try again
+            self.say(f"Cannot undo now: {why_not_saved(exc)}.")
+            return False
+        result = self.result
+        for name, value in zip(_COUNTERS, done.counters, strict=True):
+            setattr(result, name, value)
+        del result.review_ids[done.review_ids:]
+        result.undone += 1
+        self.position = done.position
+        self.redo = (done.item, done.position, done.queue)
+        self.say(f"Undone: {done.item.question_id} is asked again.")
+        return True
+
+    def say_leech(self, question_id: str) -> None:
+        from drill.study.leech import card_lapse_cause, leech_lines
+
+        cause = card_lapse_cause(self.db, question_id, self.scheduler)
+        name = _misconception_name(cause.misconception) if cause.misconception else None
+        self.say(*leech_lines(question_id, cause, name), roles=["mistake", None])
+
+
+def run_session(
+    db,
+    questions: Iterable[Any],
+    options: SessionOptions,
+    io: SessionIO,
+    *,
+    days: DayClock | None = None,
+    make_instance: Callable[..., Any] | None = None,
+    grade: Callable[..., Any] | None = None,
+    evidence_lines: Callable[[Sequence[str]], list[str]] | None = None,
+) -> SessionResult:
+    """Run one quiz session on `questions` (bank order) and return what happened.
+
+    `days` says when the user's day begins, for the daily new-card limit and the end
+    of a bury (default: the system's zone, 4 am). The make_instance/grade/evidence_lines
+    overrides exist for tests; by default the project's own are used.
+    """
+    chosen = eligible_questions(questions, options.topic)
+    days = days or DayClock()
+    from drill.kinds.grade import grade as grade_answer
+    from drill.kinds.instance import make_instance as draw
+
+    deps = _Deps(
+        make_instance or draw, grade or grade_answer,
+        evidence_lines or _evidence_from_latest_run(db),
+    )  # fmt: skip
+    # the user's FSRS parameters (kvdrill optimize) at the session's retention
+    scheduler = read_settings(db).scheduler(options.retention, fuzz=options.fuzz)
+    started = io.now()
+    session_seed = options.seed if options.seed is not None else secrets.randbits(31)
+    mode = "drill" if options.drill else "cram" if options.cram else "review"
+    if options.drill:
+        from drill.study.leech import drill_questions
+
+        chosen = drill_questions(db, chosen, options.drill)
+    session_id = str(uuid.uuid4())
+
+    def tell(line: str) -> None:
+        io.write(io.screen.lines([printable(line)]))
+
+    keeper = AnswerKeeper(db, tell)
+    # lifts burials that have ended, before the cards are read
+    keeper.write(lambda: start_session(db, session_id, iso(started), mode))
+    cards = load_cards(db)
+    queue = Queue()
+    if mode == "drill":
+        plan = plan_drill(chosen, options.max_items)
+    elif mode == "cram":
+        plan = plan_cram(
+            chosen,
+            cards,
+            performance_by_question(db),
+            started,
+            scheduler=scheduler,
+            rng=random.Random(session_seed),
+            max_items=options.max_items,
+        )
+    else:
+        learning_ids = [
+            q.id for q in chosen if q.id in cards and cards[q.id]["state"] in LEARNING_STATES
+        ]
+        ratings = last_ratings(db, learning_ids) if learning_ids else {}
+        plan = plan_review(
+            chosen,
+            cards,
+            started,
+            new_today=new_cards_since(db, iso(days.day_start(started))),
+            new_limit=options.new_limit,
+            max_items=options.max_items,
+            last_ratings=ratings,
+        )
+        queue = Queue(learning=learning_later(chosen, cards, started, ratings))
+    queue = Queue(tuple(plan), queue.learning)
+    result = SessionResult(session_id, mode, len(plan), started, learn_ahead=options.learn_ahead)
+    session = _Session(
+        db, {q.id: q for q in chosen}, options, io, deps, days, result, session_seed, queue,
+        scheduler, keeper,
+    )  # fmt: skip
+    soon = coming(queue, started, options.learn_ahead) - len(plan)
+    drill_name = _misconception_name(options.drill) if options.drill else ""
+    try:
+        session.say(opening_line([item.why for item in plan], soon, mode, drill_name))
+        session.run()
+    except _Stop as stop:
+        result.ended_by = stop.reason
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP
+        result.ended_by = "interrupt"
+        try:
+            io.write("\n")
+        except OSError:
+            pass  # a terminal hung up: the summary below fails as the session ends
+    except (StoreError, OSError):
+        # the database stopped taking writes, or the output did (a full disk, a closed
+        # terminal or pipe): close the session row if it still can
+        try:
+            end_session(db, result.session_id, iso(io.now()))
+        except (StoreError, sqlite3.Error):
+            pass  # `kvdrill doctor --repair` closes it later
+        raise
+    ended_at = result.ended_at = io.now()
+    try:
+        keeper.write(lambda: end_session(db, result.session_id, iso(ended_at)))
+    except StoreError as exc:
+        # every answer is stored or kept already: the summary still comes
+        session.say(f"The session's end time was not saved ({why_not_saved(exc)}); "
+                    "`kvdrill doctor --repair` closes the session.")  # fmt: skip
+    new_now = new_cards_since(db, iso(days.day_start(result.ended_at)))
+    fill_summary(result, chosen, load_cards(db), session.queue, options.new_limit - new_now)
+    io.write(render_summary(result))
+    return result
