@@ -28,8 +28,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from drill.storage.backup import check_copy, restore_database, take_backup  # noqa: E402
-from drill.storage.database import open_db, quick_check  # noqa: E402
+from drill.storage.backup import check_copy, take_backup  # noqa: E402
+from drill.storage.database import open_db  # noqa: E402
+from drill.storage.files import quick_check  # noqa: E402
+from drill.storage.restore import restore_database  # noqa: E402
 
 NOW = datetime(2026, 11, 18, 15, 0, tzinfo=timezone.utc)
 

@@ -41,7 +41,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from drill.srs import iso, make_scheduler, parse_iso  # noqa: E402
-from drill.storage.database import open_db, quick_check  # noqa: E402
+from drill.storage.database import open_db  # noqa: E402
+from drill.storage.files import quick_check  # noqa: E402
 from drill.storage.history_in import IMPORT_CACHE_KIB  # noqa: E402
 from drill.storage.history_out import export_history  # noqa: E402
 from drill.storage.review_record import FIELDS  # noqa: E402

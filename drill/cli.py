@@ -17,6 +17,7 @@ import importlib.util
 import io
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -51,15 +52,17 @@ class OutputClosed(Exception):
     """Standard output was closed by its reader (a broken pipe): stop quietly."""
 
 
-def describe_error(exc: Exception) -> str | None:
-    """The one-line message for an exception escaping a command; None for a closed pipe."""
+def describe_error(exc: Exception, database: Path | None = None) -> str | None:
+    """The one-line message for an exception escaping a command; None for a closed pipe.
+    `database`: the one the command used (a SQLite error is named after it)."""
     if isinstance(exc, KvdrillError):
         return str(exc)
     sqlite3 = sys.modules.get("sqlite3")
     if sqlite3 is not None and isinstance(exc, sqlite3.Error):
+        from drill.paths import default_db_path
         from drill.storage.database import describe_sqlite_error
 
-        return describe_sqlite_error(exc)
+        return describe_sqlite_error(exc, database or default_db_path())
     if isinstance(exc, BrokenPipeError):
         return None
     if isinstance(exc, OSError):
@@ -141,7 +144,9 @@ class LazyGroup(click.Group):
         except Exception as exc:
             if os.environ.get(DEBUG_ENV) and not isinstance(exc, KvdrillError):
                 raise
-            message = describe_error(exc)
+            from drill.commands.options import DATABASE_KEY
+
+            message = describe_error(exc, ctx.meta.get(DATABASE_KEY))
             if message is None:
                 raise OutputClosed() from None
             raise click.ClickException(_one_line(message)) from None

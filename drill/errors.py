@@ -11,6 +11,11 @@ import sqlite3
 SQLITE_READ_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 
 
+def reason_of(exc: BaseException) -> str:
+    """Why an operation failed, in a few words: an OSError's strerror, else the message."""
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+
+
 class KvdrillError(Exception):
     """Base class: anything the CLI reports as a one-line error."""
 

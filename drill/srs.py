@@ -1,8 +1,8 @@
 """Spaced repetition: a thin wrapper over the `fsrs` package (FSRS-6).
 
 The algorithm is fsrs's; this module only maps between fsrs.Card and the
-`cards` table row, counts reps and lapses (fsrs does not), and replays a
-review history. Every function takes `now` (a UTC-aware datetime) instead of
+`cards` table row, counts reps and lapses (fsrs does not), replays a review
+history, and says when a lapse makes a card a leech (`becomes_leech`). Every function takes `now` (a UTC-aware datetime) instead of
 reading the clock.
 """
 
@@ -179,3 +179,12 @@ def replay_rows(
     for question_id, reviewed_at, rating in rows:
         add(question_id, reviewed_at, rating)
     return replay.card_rows()
+
+
+def becomes_leech(lapses_before: int, lapses_after: int, threshold: int) -> bool:
+    """Whether going from `lapses_before` to `lapses_after` lapses makes the card a
+    leech: at the threshold, then every half threshold (at least 1) beyond it.
+    A threshold of 0 turns leeches off."""
+    if threshold <= 0 or lapses_after <= lapses_before or lapses_after < threshold:
+        return False
+    return (lapses_after - threshold) % max(1, threshold // 2) == 0

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from drill.cli import cli
-from drill.storage.database import migrations
+from drill.storage.migrations import migrations
 
 BANK_DIR = Path(__file__).parent / "banks_quiz"
 NOW = "2026-11-20T09:00:00+00:00"

@@ -13,11 +13,11 @@ from test_session import BANK_DIR, FIXTURE, T0, reviews, run  # noqa: I001
 from drill.bank.loader import load_default_bank
 from drill.cli import cli
 from drill.reports.stats import collect_stats
-from drill.srs import iso, make_scheduler, new_card_row, parse_iso, review_row
+from drill.srs import becomes_leech, iso, make_scheduler, new_card_row, parse_iso, review_row
 from drill.storage.database import open_db
 from drill.storage.review_record import Review
 from drill.storage.reviews import get_card, record_answer, start_session
-from drill.study.leech import becomes_leech, lapse_cause, questions_testing
+from drill.study.leech import lapse_cause, questions_testing
 
 TOMORROW = T0.replace(hour=0) + timedelta(days=1)  # UTC days in these tests
 

@@ -14,11 +14,6 @@ import click
 from drill.commands.options import db_option, open_database
 from drill.errors import EngineError
 
-INSTALL_HINT = (
-    "torch is not installed; install it with `pip install 'kvdrill[engine]'`, "
-    "or the build for your GPU from pytorch.org"
-)
-
 _db_option = db_option()
 
 
@@ -53,15 +48,6 @@ RESULT_JSON_HELP = """
 @click.group()
 def engine() -> None:
     """Measure prefill vs decode on this machine (needs torch)."""
-
-
-def _import_torch() -> None:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise EngineError(INSTALL_HINT) from None
-    except OSError as exc:  # a torch build whose native libraries cannot load
-        raise EngineError(f"torch is installed but cannot load: {exc}") from None
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -158,10 +144,10 @@ def run_cmd(
     if dtype.strip().lower() != "auto":
         canonical_dtype(dtype, "cpu")
     _refuse_the_database(html_path, db_path)
-    _import_torch()
-    db = open_database(db_path, write=True)  # a bad database fails now, not after the run
+    from engine_check.torch_loader import load_torch
 
-    import torch
+    torch = load_torch()
+    db = open_database(db_path, write=True)  # a bad database fails now, not after the run
 
     from engine_check.report import render_text
     from engine_check.run import run_engine_check

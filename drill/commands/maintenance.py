@@ -52,9 +52,9 @@ def _warn(message: str) -> None:
 
 
 def _db_path(db_path: Path | None) -> Path:
-    from drill.paths import default_db_path
+    from drill.commands.options import database_path
 
-    return db_path if db_path is not None else default_db_path()
+    return database_path(db_path)
 
 
 @click.command("backup", help=BACKUP_HELP, short_help="Copy the database now.")
@@ -64,16 +64,15 @@ def _db_path(db_path: Path | None) -> Path:
 def backup_cmd(output: Path | None, db_path: Path | None, now_text: str | None) -> None:
     import sqlite3
 
-    from drill.errors import StoreError
+    from drill.errors import StoreError, reason_of
     from drill.storage.backup import (
         backup_keep,
-        backups_dir,
         check_backup_target,
         copy_database,
         prune_backups,
         take_backup,
     )
-    from drill.storage.database import quick_check
+    from drill.storage.files import backups_dir, quick_check
 
     now = parse_now(now_text).astimezone(timezone.utc)
     path = _db_path(db_path)
@@ -93,7 +92,7 @@ def backup_cmd(output: Path | None, db_path: Path | None, now_text: str | None) 
                 target = take_backup(conn, path, now, "manual")
             except (OSError, sqlite3.Error) as exc:
                 raise StoreError(
-                    f"cannot write the backup into {backups_dir(path)}: {_why(exc)}; "
+                    f"cannot write the backup into {backups_dir(path)}: {reason_of(exc)}; "
                     f"{path} was left as it was"
                 ) from None
             keep = backup_keep()
@@ -106,15 +105,11 @@ def backup_cmd(output: Path | None, db_path: Path | None, now_text: str | None) 
                 copy_database(conn, output, copy_of=path)
             except (OSError, sqlite3.Error) as exc:
                 raise StoreError(
-                    f"cannot write the backup to {output}: {_why(exc)}; {path} was left as it was"
+                    f"cannot write the backup to {output}: {reason_of(exc)}; {path} was left as it was"
                 ) from None
     finally:
         conn.close()
     click.echo(f"Backed up {path} to {target}.")
-
-
-def _why(exc: BaseException) -> str:
-    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 @click.command("restore", help=RESTORE_HELP, short_help="Replace the database by a backup.")
@@ -122,7 +117,7 @@ def _why(exc: BaseException) -> str:
 @db_option()
 @now_option
 def restore_cmd(file: Path, db_path: Path | None, now_text: str | None) -> None:
-    from drill.storage.backup import restore_database
+    from drill.storage.restore import restore_database
 
     now = parse_now(now_text).astimezone(timezone.utc)
     path = _db_path(db_path)
@@ -154,7 +149,7 @@ def doctor_cmd(
     path = _db_path(db_path)
     report = diagnose(path, now, full=not quick)
     if repair and report.repairs and not report.problems:
-        for line in apply_repairs(path, now):
+        for line in apply_repairs(path, now, _scheduler_without_fuzz):
             click.echo(f"Repaired: {line}.", err=True)
         report = diagnose(path, now, full=not quick)
     if as_json:
@@ -165,6 +160,13 @@ def doctor_cmd(
         raise StoreError(
             f"{path}: {len(report.problems)} problem(s) that --repair cannot fix; see above"
         )
+
+
+def _scheduler_without_fuzz(db):
+    """The user's FSRS scheduler (their parameters and retention), due dates unfuzzed."""
+    from drill.study.settings import read_settings
+
+    return read_settings(db).scheduler(fuzz=False)
 
 
 def _render(report, now: datetime) -> str:

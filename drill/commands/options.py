@@ -61,6 +61,21 @@ def parse_now(text: str | None) -> datetime:
     return moment
 
 
+DATABASE_KEY = "kvdrill.database"  # in click's context meta: the database a command uses
+
+
+def database_path(db_path: Path | None) -> Path:
+    """The database a command uses (`--db`, else the default one), remembered for the one
+    line the command line prints should a SQLite error escape the command."""
+    from drill.paths import default_db_path
+
+    path = db_path if db_path is not None else default_db_path()
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.meta[DATABASE_KEY] = path  # shared by every context of this invocation
+    return path
+
+
 def open_database(
     db_path: Path | None, *, write: bool, now: datetime | None = None, older_schema: bool = False
 ):
@@ -70,7 +85,8 @@ def open_database(
     def warn(message: str) -> None:
         click.echo(f"Warning: {message}", err=True)
 
-    return open_db(db_path, write=write, now=now, warn=warn, older_schema=older_schema)
+    path = database_path(db_path)
+    return open_db(path, write=write, now=now, warn=warn, older_schema=older_schema)
 
 
 def user_days(settings, now_text: str | None):

@@ -34,7 +34,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from drill.srs import iso, retrievability
-from drill.storage.database import Database
+from drill.storage.sqlite_library import Database
 from drill.study.days import UTC_DAYS, DayClock
 from drill.study.settings import read_settings
 

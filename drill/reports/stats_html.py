@@ -30,7 +30,7 @@ from drill.reports.stats import (
     reviews_due_before,
     weekly_retention,
 )
-from drill.storage.database import Database
+from drill.storage.sqlite_library import Database
 from drill.study.days import UTC_DAYS, DayClock
 from drill.text import printable
 

@@ -1,4 +1,5 @@
-"""Copies of the kvdrill database: automatic ones, `kvdrill backup` and `kvdrill restore`.
+"""Copies of the kvdrill database: automatic ones and `kvdrill backup`, and the checks a
+copy must pass before `kvdrill restore` (drill.storage.restore) takes it.
 
 Backups are whole-database copies made with SQLite's online backup API (a
 consistent snapshot even while another kvdrill writes), in a `backups` folder
@@ -30,17 +31,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from drill.errors import SQLITE_READ_ERRORS as READ_ERRORS
-from drill.errors import StoreError
+from drill.errors import StoreError, reason_of
+from drill.storage.files import backups_dir, check_header, connect_read_only, file_head
+from drill.storage.migrations import SCHEMA_VERSION, database_kind
+from drill.storage.outfile import (
+    database_at,
+    database_sign,
+    protected_files,
+    refuse_database_files,
+    temporary_beside,
+)
 
 KEEP_ENV = "KVDRILL_BACKUP_KEEP"
 DEFAULT_KEEP = 10
 MAX_KEEP = 10_000
-FOLDER_NAME = "backups"
 COPY_TABLE = "kvdrill_copy_of"  # in a copy: (database, taken_at) of the database copied
-
-
-def backups_dir(db_path: Path) -> Path:
-    return db_path.parent / FOLDER_NAME
 
 
 def backup_keep() -> int:
@@ -108,8 +113,6 @@ def copy_database(source: sqlite3.Connection, target: Path, *, copy_of: Path | N
     it is marked as a copy of that database (COPY_TABLE); without, a mark the source
     carried is dropped.
     """
-    from drill.storage.outfile import temporary_beside
-
     temp = temporary_beside(target)
     try:
         copy = sqlite3.connect(str(temp), isolation_level=None)
@@ -139,9 +142,7 @@ def _full(path: Path) -> Path:
 def copy_source(path: Path) -> Path | None:
     """The database the file at `path` is an untouched copy of (COPY_TABLE, a file in
     rollback-journal mode with no log beside it); None for anything else."""
-    from drill.storage.outfile import database_kind, file_head
-
-    if database_kind(path) not in ("kvdrill", "sqlite") or file_head(path)[18:20] != b"\x01\x01":
+    if database_sign(path) not in ("kvdrill", "sqlite") or file_head(path)[18:20] != b"\x01\x01":
         return None  # a log or journal beside it, or in WAL mode: a live database, not a copy
     try:
         conn = connect_read_only(path)
@@ -159,8 +160,6 @@ def check_backup_target(target: Path, db_path: Path) -> None:
     folder that exists, or an untouched copy that `kvdrill backup` made earlier of this
     same database. Never the database itself, another file's companion, another
     database, another database's copy or backup, nor any other existing file."""
-    from drill.storage.outfile import database_at, protected_files, refuse_database_files
-
     refuse_database_files(target, protected_files(db_path))
     if not os.path.lexists(target):
         reason = database_at(target)  # a log beside a file not yet there
@@ -185,7 +184,7 @@ def check_backup_target(target: Path, db_path: Path) -> None:
     )
 
 
-def _unused_name(folder: Path, db_path: Path, now: datetime, reason: str) -> Path:
+def unused_backup_name(folder: Path, db_path: Path, now: datetime, reason: str) -> Path:
     stamp = now.astimezone(timezone.utc).strftime("%Y%m%d-%H%M%S")
     candidate = folder / f"{db_path.name}-{stamp}-{reason}.db"
     number = 2
@@ -199,7 +198,7 @@ def take_backup(source: sqlite3.Connection, db_path: Path, now: datetime, reason
     """Copy the open database into its backups folder; return the new file's path."""
     folder = backups_dir(db_path)
     folder.mkdir(parents=True, exist_ok=True)
-    target = _unused_name(folder, db_path, now, reason)
+    target = unused_backup_name(folder, db_path, now, reason)
     copy_database(source, target, copy_of=db_path)
     return target
 
@@ -244,17 +243,13 @@ def backup_before(
         if keep:
             prune_backups(db_path, keep, now, spare=target)
     except (OSError, sqlite3.Error) as exc:
-        message = f"cannot back up {db_path} into {backups_dir(db_path)}: {_reason(exc)}"
+        message = f"cannot back up {db_path} into {backups_dir(db_path)}: {reason_of(exc)}"
         if always:
             raise StoreError(message + "; nothing was changed") from None
         if warn is not None:
             warn(message)
         return None
     return target
-
-
-def _reason(exc: BaseException) -> str:
-    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 # ------------------------------------------------------------------ checking a copy
@@ -270,37 +265,8 @@ class Summary:
     last_review: str | None
 
 
-def connect_read_only(path: Path) -> sqlite3.Connection:
-    """A connection that cannot change `path`. A file not marked as kvdrill's, with no log
-    beside it, is read as it lies (immutable): SQLite would otherwise leave an empty log
-    and shared memory beside another application's WAL-mode file."""
-    from drill.storage.database import APPLICATION_ID
-    from drill.storage.outfile import file_head
-
-    uri = "file:" + _uri_path(path)
-    head = file_head(path)
-    ours = len(head) >= 72 and int.from_bytes(head[68:72], "big") == APPLICATION_ID
-    if not ours and not os.path.lexists(path.with_name(path.name + "-wal")):
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
-    try:
-        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
-        conn.execute("select count(*) from sqlite_master").fetchone()
-        return conn
-    except sqlite3.OperationalError:
-        # a WAL-mode copy in a folder we may not write: read it as it lies on disk
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
-
-
-def _uri_path(path: Path) -> str:
-    from urllib.parse import quote
-
-    return quote(str(path.resolve()))
-
-
 def check_copy(path: Path) -> Summary:
     """Check that `path` is a sound kvdrill database this version can use; StoreError if not."""
-    from drill.storage.database import SCHEMA_VERSION, _kind_of, check_header
-
     if not path.exists():
         raise StoreError(f"no file at {path}")
     if check_header(path) == 0:
@@ -310,7 +276,7 @@ def check_copy(path: Path) -> Summary:
     except READ_ERRORS as exc:
         raise StoreError(f"cannot open {path}: {exc}") from None
     try:
-        kind = _kind_of(conn, path)
+        kind = database_kind(conn, path)
         if kind == "blank":
             raise StoreError(f"{path} holds no kvdrill tables")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -379,159 +345,3 @@ def same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
-# ------------------------------------------------------------------ restoring
-
-
-@dataclass(frozen=True)
-class RestoreResult:
-    summary: Summary  # what the restored copy holds
-    saved_as: Path | None  # the backup of the database as it was before, if it held anything
-
-
-def restore_database(
-    db_path: Path, source: Path, now: datetime, *, warn: Callable[[str], None] | None = None
-) -> RestoreResult:
-    """Replace the database's contents by the checked copy at `source`.
-
-    The copy must pass `check_copy` first. The database as it was (damaged ones
-    included: that is what restoring is for) is saved in the backups folder, reason
-    `restore`, before anything changes, so a restore can be undone. Another
-    application's file at `db_path` is refused untouched.
-    """
-    from drill.storage.database import (
-        BUSY_TIMEOUT_MS,
-        database_files,
-        describe_sqlite_error,
-        file_size,
-        open_db,
-    )
-
-    if any(same_file(source, own) for own in database_files(db_path)):
-        raise StoreError(
-            f"{source} is the database itself; restore one of the copies in {backups_dir(db_path)}"
-        )
-    summary = check_copy(source)
-    _check_restore_target(db_path)
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(db_path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    saved = None
-    try:
-        if file_size(db_path) > 0:
-            saved = _save_before_restore(conn, db_path, now)
-        copy = connect_read_only(source)
-        try:
-            try:
-                copy.backup(conn)
-                conn.execute(f"drop table if exists {COPY_TABLE}")  # a database again
-            except sqlite3.DatabaseError:
-                # too damaged to be written page by page: replace the file whole
-                conn.close()
-                _replace_file(copy, db_path)
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(describe_sqlite_error(exc, db_path)) from None
-        finally:
-            copy.close()
-    finally:
-        conn.close()
-    # mark, migrate and return to WAL what came from the copy
-    open_db(db_path, write=True, now=now, warn=warn).conn.close()
-    keep = backup_keep()
-    if keep:
-        prune_backups(db_path, keep, now, spare=saved)
-    return RestoreResult(summary, saved)
-
-
-def _replace_file(source: sqlite3.Connection, db_path: Path) -> None:
-    """Put a copy of `source` at `db_path` by rename, dropping the old file's log."""
-    from drill.storage.database import database_files
-
-    for companion in database_files(db_path)[1:]:
-        companion.unlink(missing_ok=True)  # frames of the old file must not apply to the new
-    copy_database(source, db_path, copy_of=None)
-
-
-def _check_restore_target(db_path: Path) -> None:
-    """StoreError unless `db_path` is missing, empty, or kvdrill's own database (even
-    damaged) of a schema this kvdrill knows."""
-    from drill.storage.database import (
-        APPLICATION_ID,
-        SCHEMA_VERSION,
-        SQLITE_MAGIC,
-        _kind_of,
-        file_size,
-    )
-
-    if not db_path.exists() or file_size(db_path) == 0:
-        return
-    if not db_path.is_file():
-        raise StoreError(f"{db_path} is not a file")
-    with db_path.open("rb") as fh:
-        head = fh.read(100)
-    if head.startswith(SQLITE_MAGIC) and int.from_bytes(head[68:72], "big") == APPLICATION_ID:
-        version = max(int.from_bytes(head[60:64], "big"), _user_version(db_path))
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{db_path} was written by a newer kvdrill (schema {version}, this one knows "
-                f"{SCHEMA_VERSION}); left untouched. Restore with that kvdrill, or move the "
-                "file away first"
-            )
-        return  # marked as ours in its header, whatever the state of its pages
-    refusal = (
-        f"{db_path} is not a database kvdrill can recognise as its own; left untouched. "
-        "Move it away first if it is kvdrill's"
-    )
-    if not head.startswith(SQLITE_MAGIC):
-        raise StoreError(refusal)
-    try:
-        conn = connect_read_only(db_path)
-        try:
-            _kind_of(conn, db_path)  # raises for another application's database
-        finally:
-            conn.close()
-    except READ_ERRORS:
-        raise StoreError(refusal) from None
-
-
-def _save_before_restore(conn: sqlite3.Connection, db_path: Path, now: datetime) -> Path:
-    """Keep the database as it is before a restore overwrites it; a damaged one as raw bytes."""
-    import shutil
-
-    from drill.storage.outfile import temporary_beside
-
-    try:
-        return take_backup(conn, db_path, now, "restore")
-    except sqlite3.Error:
-        pass  # too damaged for the backup API: keep its bytes as they are
-    except OSError as exc:
-        raise StoreError(
-            f"cannot save the current database before restoring ({_reason(exc)}); "
-            "nothing was changed"
-        ) from None
-    try:
-        folder = backups_dir(db_path)
-        folder.mkdir(parents=True, exist_ok=True)
-        target = _unused_name(folder, db_path, now, "restore")
-        temp = temporary_beside(target)
-        try:
-            shutil.copyfile(db_path, temp)
-            os.replace(temp, target)
-        finally:
-            temp.unlink(missing_ok=True)
-        return target
-    except OSError as exc:
-        raise StoreError(
-            f"cannot save the current database before restoring ({_reason(exc)}); "
-            "nothing was changed"
-        ) from None
-
-
-def _user_version(path: Path) -> int:
-    """PRAGMA user_version as SQLite reads it (its log included); 0 when it cannot."""
-    try:
-        conn = connect_read_only(path)
-        try:
-            return int(conn.execute("PRAGMA user_version").fetchone()[0])
-        finally:
-            conn.close()
-    except READ_ERRORS:
-        return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,14 +20,8 @@ from typing import Any
 
 from drill.errors import SQLITE_READ_ERRORS as READ_ERRORS
 from drill.errors import StoreError
-from drill.storage.backup import (
-    BackupFile,
-    check_copy,
-    connect_read_only,
-    copy_source,
-    list_backups,
-    trusted_first,
-)
+from drill.storage.backup import BackupFile, check_copy, copy_source, list_backups, trusted_first
+from drill.storage.files import connect_read_only
 
 # a session with no answer for this long is not running any more
 STALE_SESSION = timedelta(hours=1)
@@ -74,7 +69,8 @@ class Diagnosis:
 
 def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
     """Everything `kvdrill doctor` reports about the database at `path`."""
-    from drill.storage.database import SCHEMA_VERSION, _kind_of, check_header, file_size
+    from drill.storage.files import check_header, file_size
+    from drill.storage.migrations import SCHEMA_VERSION, database_kind
 
     report = Diagnosis(path)
     report.backups = list_backups(path)
@@ -106,7 +102,7 @@ def diagnose(path: Path, now: datetime, *, full: bool = True) -> Diagnosis:
         return report
     try:
         try:
-            report.kind = _kind_of(conn, path)
+            report.kind = database_kind(conn, path)
         except StoreError as exc:
             report.kind = "foreign"
             report.problems.append(str(exc))
@@ -230,12 +226,13 @@ def _advise_restore(report: Diagnosis, now: datetime) -> None:
     )
 
 
-def repair(path: Path, now: datetime) -> list[str]:
-    """Apply the repairs `diagnose` lists; returns what was done, in words."""
+def repair(path: Path, now: datetime, scheduler_of: Callable[[Any], Any]) -> list[str]:
+    """Apply the repairs `diagnose` lists; returns what was done, in words.
+    `scheduler_of(db)` is the user's FSRS scheduler (their parameters, no fuzz), for the
+    cards rebuilt from their history."""
     from drill.srs import replay
     from drill.storage.database import open_db
     from drill.storage.reviews import CARD_COLUMNS, write_transaction
-    from drill.study.settings import read_settings
 
     before = diagnose(path, now, full=False)
     if before.kind not in ("kvdrill", "unmarked") or before.integrity:
@@ -256,7 +253,7 @@ def repair(path: Path, now: datetime) -> list[str]:
                     " question_id not in (select question_id from cards) order by reviewed_at, id"
                 )
                 keys = ("question_id", "reviewed_at", "rating", "cram")
-                scheduler = read_settings(db).scheduler(fuzz=False)
+                scheduler = scheduler_of(db)
                 cards = replay(scheduler, (dict(zip(keys, r, strict=True)) for r in history))
                 conn.executemany(
                     f"insert into cards ({', '.join(CARD_COLUMNS)})"

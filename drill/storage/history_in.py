@@ -45,7 +45,6 @@ import orjson
 from drill.errors import HistoryError
 from drill.json_input import JSONInputError, parse_json
 from drill.srs import Replay, replay_rows
-from drill.storage.database import Database
 from drill.storage.history_out import CSV_TEXT_FIELDS
 from drill.storage.replay_apart import ReplayApart, cpus_free
 from drill.storage.review_record import (
@@ -57,6 +56,7 @@ from drill.storage.review_record import (
     plain_values,
 )
 from drill.storage.reviews import write_transaction
+from drill.storage.sqlite_library import Database
 
 FORMATS = ("jsonl", "csv")
 BATCH_SIZE = 5000

@@ -7,7 +7,7 @@ leaves the old file as it was. One rule decides what may be replaced, checked fo
 every output of a command before the first is written (`check_outputs`): never a
 file that is, or may be, a database of any kind, nor a database's companion file:
 
-- the command's own database and its companions (drill.storage.database.database_files);
+- the command's own database and its companions (drill.storage.files.database_files);
 - a file that starts with SQLite's header: a kvdrill database (marked, or from before
   the mark), a copy, a backup, another application's database;
 - a file with a write-ahead log, shared memory or journal beside it, whatever it holds
@@ -33,8 +33,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from drill.errors import KvdrillError
+from drill.storage.files import (
+    APPLICATION_ID,
+    COMPANION_SUFFIXES,
+    SQLITE_MAGIC,
+    database_files,
+    file_head,
+)
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 # a log, shared memory or journal beside a file means it is (or was just now) a database
 _DATABASE_SIGNS = ("-wal", "-shm", "-journal")
 STALE_TEMP_S = 60.0  # a dead process's temporary file untouched this long is removed
@@ -70,8 +76,6 @@ def refuse_database_files(path: Path, protected: Iterable[Path] = ()) -> None:
 def companion_owner(path: Path) -> Path | None:
     """The file whose companion `path` is by its name (`X-wal`, `X-shm`, `X-journal`,
     `X-unsaved.jsonl` where X exists); None otherwise."""
-    from drill.storage.database import COMPANION_SUFFIXES
-
     name = path.name
     for suffix in COMPANION_SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
@@ -84,7 +88,7 @@ def companion_owner(path: Path) -> Path | None:
 def database_at(path: Path) -> str | None:
     """Why `path` is, or may be, a database ("it is a kvdrill database", ...); None when
     it is neither a SQLite file nor has a log, shared memory or journal beside it."""
-    kind = database_kind(path)
+    kind = database_sign(path)
     if kind is None:
         return None
     if kind == "kvdrill":
@@ -94,12 +98,10 @@ def database_at(path: Path) -> str | None:
     return f"{kind} lies beside it, so it is or may be a database"
 
 
-def database_kind(path: Path) -> str | None:
+def database_sign(path: Path) -> str | None:
     """The name of a log, shared memory or journal beside `path` (its first sign of being
     a database), else "kvdrill" or "sqlite" for a file with SQLite's header (kvdrill's
     mark in it or not), else None."""
-    from drill.storage.database import APPLICATION_ID
-
     for suffix in _DATABASE_SIGNS:
         sign = path.with_name(path.name + suffix)
         if os.path.lexists(sign):
@@ -110,17 +112,6 @@ def database_kind(path: Path) -> str | None:
     if len(head) >= 72 and int.from_bytes(head[68:72], "big") == APPLICATION_ID:
         return "kvdrill"
     return "sqlite"
-
-
-def file_head(path: Path) -> bytes:
-    """The first 100 bytes of a regular file; b"" for anything else or when unreadable."""
-    try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            return b""  # a pipe or a terminal: reading it could block
-        with open(path, "rb") as file:
-            return file.read(100)
-    except OSError:
-        return b""
 
 
 def check_outputs(paths: Iterable[Path | None], protected: Iterable[Path] = ()) -> None:
@@ -147,7 +138,6 @@ def check_outputs(paths: Iterable[Path | None], protected: Iterable[Path] = ()) 
 def protected_files(db_path: Path | None) -> list[Path]:
     """The database (the default one when `db_path` is None) and its companion files."""
     from drill.paths import default_db_path
-    from drill.storage.database import database_files
 
     files = database_files(default_db_path())
     if db_path is not None:

@@ -182,7 +182,7 @@ def record_answer(
     `reschedule` gets the card row as stored now (None for a card never
     scheduled) and returns its new schedule (CARD_COLUMNS); None (cram) leaves
     the card alone. With a `leech_threshold`, a lapse that brings the card's
-    lapses to it (drill.study.leech.becomes_leech) flags the card a leech and suspends
+    lapses to it (drill.srs.becomes_leech) flags the card a leech and suspends
     it. The review's session row counts the answer, and `counted_correct` says
     whether it counts as right.
     """
@@ -195,11 +195,11 @@ def record_answer(
 def _store_error(db, exc: sqlite3.Error) -> StoreError:
     from drill.storage.database import describe_sqlite_error
 
-    return StoreError(describe_sqlite_error(exc, database_path(db)))
+    return StoreError(describe_sqlite_error(exc, database_path(db) or Path(":memory:")))
 
 
 def _record_answer(db, review, reschedule, counted_correct: bool, leech_threshold: int):
-    from drill.study.leech import becomes_leech
+    from drill.srs import becomes_leech
 
     qid = review.question_id
     after = None

@@ -125,7 +125,7 @@ def salvage_history(path: Path, out: IO[bytes]) -> Salvage:
             result = _salvage(copy, path, out, sqlite3.connect)
             result.log_left_out = True
             return result
-    from drill.storage.backup import connect_read_only
+    from drill.storage.files import connect_read_only
 
     return _salvage(path, path, out, connect_read_only)
 
@@ -149,14 +149,14 @@ def _copy(path: Path, wal: Path | None, folder: Path) -> Path:
 def _salvage(
     path: Path, shown: Path, out: IO[bytes], connect, *, fold_log: bool = False
 ) -> Salvage:
-    from drill.storage.database import _kind_of
+    from drill.storage.migrations import database_kind
 
     conn = None
     raw = None
     try:
         try:
             conn = connect(path)
-            if _kind_of(conn, shown) == "blank":
+            if database_kind(conn, shown) == "blank":
                 raise StoreError(f"{shown} holds no kvdrill tables; nothing to save")
             schema = _schema(conn)
         except SQL_ERRORS as exc:

@@ -2,7 +2,8 @@
 
 As in Anki, a card becomes a leech when a lapse (Again on a card in review)
 brings its lapses to the leech threshold, and again every half threshold after
-that (8, 12, 16... for the default 8); the quiz then suspends it. Beyond Anki,
+that (8, 12, 16... for the default 8: drill.srs.becomes_leech); the quiz then
+suspends it. Beyond Anki,
 the reviews say which misconception the grader named in most of those lapses,
 and `kvdrill quiz --drill ID` practises the questions that test it.
 """
@@ -13,15 +14,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-
-def becomes_leech(lapses_before: int, lapses_after: int, threshold: int) -> bool:
-    """Whether going from `lapses_before` to `lapses_after` lapses makes the card a
-    leech: at the threshold, then every half threshold (at least 1) beyond it.
-    A threshold of 0 turns leeches off."""
-    if threshold <= 0 or lapses_after <= lapses_before or lapses_after < threshold:
-        return False
-    return (lapses_after - threshold) % max(1, threshold // 2) == 0
 
 
 @dataclass(frozen=True)

@@ -402,7 +402,8 @@ def _merge_file(db, path: Path, scheduler, warn: Callable[[str], None]) -> int:
                  "it is (mend that line, then `kvdrill import` the file)")  # fmt: skip
             return 0
         except (KvdrillError, sqlite3.Error) as exc:
-            warn(f"the answers kept in {path} were not merged yet: {_merge_failure(exc)}; "
+            warn(f"the answers kept in {path} were not merged yet: "
+                 f"{_merge_failure(exc, database_path(db) or path)}; "
                  "they stay there")  # fmt: skip
             return 0
         try:
@@ -413,11 +414,11 @@ def _merge_file(db, path: Path, scheduler, warn: Callable[[str], None]) -> int:
     return result.added
 
 
-def _merge_failure(exc: BaseException) -> str:
+def _merge_failure(exc: BaseException, path: Path) -> str:
     if isinstance(exc, sqlite3.Error):
         from drill.storage.database import describe_sqlite_error
 
-        return describe_sqlite_error(exc)
+        return describe_sqlite_error(exc, path)
     return why_not_saved(exc)
 
 
