@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from drill.bank.loader import load_default_bank  # noqa: E402
+from drill.kinds import make_instance
 from drill.kinds.grade import grade  # noqa: E402
-from drill.kinds.instance import make_instance  # noqa: E402
 from drill.quantities.expr import compile_expr  # noqa: E402
 from drill.quantities.units import format_quantity, parse_answer  # noqa: E402
 

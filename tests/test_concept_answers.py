@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from drill.bank.loader import load_default_bank
+from drill.kinds import make_instance
 from drill.kinds.grade import grade
-from drill.kinds.instance import make_instance
 
 ANSWERS = yaml.safe_load(
     (Path(__file__).parent / "data" / "concept_answers.yaml").read_text(encoding="utf-8")

@@ -148,7 +148,7 @@ def test_the_stemmer_is_loaded_only_when_an_answer_is_read():
     script = (
         "import sys\n"
         "from drill.bank.loader import load_default_bank\n"
-        "from drill.kinds.instance import make_instance\n"
+        "from drill.kinds import make_instance\n"
         "question = load_default_bank().get('define-ttft')\n"
         "instance = make_instance(question, 1)\n"
         "print('snowballstemmer' in sys.modules)\n"

@@ -47,7 +47,7 @@ def deck():
 
 def draws(deck, question_id):
     """(seed, the drawn values, the expected answer) for seeds 0..DRAWS-1."""
-    from drill.kinds.instance import draw_numeric
+    from drill.kinds.numeric_draw import draw_numeric
 
     question = deck.get(question_id)
     for seed in range(DRAWS):

@@ -16,8 +16,8 @@ import pytest
 
 from drill.bank.loader import builtin_bank_files, read_bank
 from drill.bank.schema import NumericQuestion
+from drill.kinds import make_instance
 from drill.kinds.grade import grade
-from drill.kinds.instance import make_instance
 
 SERVING_FILES = ("serving_", "spot_the_bug")
 

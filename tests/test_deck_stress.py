@@ -6,8 +6,8 @@ import pytest
 
 from drill.bank.loader import builtin_bank_files, read_bank
 from drill.bank.schema import NumericQuestion
+from drill.kinds import make_instance
 from drill.kinds.grade import grade
-from drill.kinds.instance import make_instance
 
 STRESS_SEEDS = 500
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from drill.bank.loader import load_bank
 from drill.cli import cli
 from drill.exports import export_items, exporter
-from drill.kinds.instance import make_instance
+from drill.kinds import make_instance
 
 REPO = Path(__file__).resolve().parent.parent
 BANK = """\

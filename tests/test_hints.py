@@ -10,8 +10,9 @@ from pydantic import TypeAdapter
 from drill.bank.loader import load_default_bank
 from drill.bank.schema import Question
 from drill.cli import cli
+from drill.kinds import make_instance
 from drill.kinds.hints import formula_hints
-from drill.kinds.instance import draw_numeric, make_instance
+from drill.kinds.numeric_draw import draw_numeric
 
 
 @pytest.fixture(scope="module")

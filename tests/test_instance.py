@@ -13,7 +13,9 @@ from pydantic import TypeAdapter
 from drill.bank.loader import load_bank
 from drill.bank.schema import Question, Tolerance
 from drill.errors import BankError
-from drill.kinds.instance import InstanceError, draw_numeric, make_instance
+from drill.kinds import make_instance
+from drill.kinds.instance import InstanceError
+from drill.kinds.numeric_draw import draw_numeric
 from drill.quantities.render import format_value, placeholders, render
 from drill.serving.kvmath import ModelShape
 

@@ -16,7 +16,7 @@ from drill.cli import cli
 from drill.interview.loop import InterviewIO, run_interview
 from drill.interview.plan import clock, plan_interview
 from drill.interview.report import build_report, render_html, render_markdown, render_text
-from drill.kinds.instance import make_instance
+from drill.kinds import make_instance
 from drill.srs import make_scheduler, new_card_row, review_row
 from drill.storage.database import open_db
 from drill.study.screen import Screen

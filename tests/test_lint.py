@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from drill.bank.lint import lint_bank
 from drill.bank.loader import builtin_bank_files, display_path, load_bank
 from drill.cli import cli
-from drill.kinds.instance import InstanceError, make_instance
+from drill.kinds import make_instance
+from drill.kinds.instance import InstanceError
 
 BANKS = Path(__file__).parent / "banks"
 

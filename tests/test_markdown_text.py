@@ -303,7 +303,7 @@ questions:
 
 def test_the_bypass_in_a_bank_shows_as_code_on_the_sheet_and_the_key(tmp_path):
     from drill.bank.loader import load_bank
-    from drill.kinds.instance import make_instance
+    from drill.kinds import make_instance
     from drill.reports.sheet import build_documents
 
     path = tmp_path / "bypass.yaml"

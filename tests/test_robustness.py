@@ -96,7 +96,7 @@ def test_quiz_grades_an_overflowing_answer_and_goes_on(tmp_path):
 def _builtin_instances():
     """Two draws of every built-in question, numeric ones first."""
     from drill.bank.loader import load_default_bank
-    from drill.kinds.instance import make_instance
+    from drill.kinds import make_instance
 
     questions = sorted(load_default_bank(cached=False), key=lambda q: q.kind != "numeric")
     return [make_instance(q, seed) for q in questions for seed in (0, 1)]

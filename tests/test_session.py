@@ -509,7 +509,7 @@ def test_the_same_seed_draws_the_same_session(tmp_path):
 
 
 def test_a_question_whose_template_fails_is_skipped_and_the_session_goes_on(tmp_path):
-    from drill.kinds.instance import make_instance
+    from drill.kinds import make_instance
 
     def flaky(question, seed):
         if question.id == "qf-kv-bytes":

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from drill.bank.loader import load_bank
 from drill.cli import cli
-from drill.kinds.instance import make_instance
+from drill.kinds import make_instance
 from drill.reports.sheet import (
     build_documents,
     choose_questions,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from drill.bank.schema import question_adapter
-from drill.kinds.instance import draw_numeric
+from drill.kinds.numeric_draw import draw_numeric
 from drill.kinds.numeric_slips import derive, slip_draws
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from drill.bank.loader import builtin_bank_files, read_bank
+from drill.kinds import make_instance
 from drill.kinds.grade import grade
-from drill.kinds.instance import make_instance
 
 # fmt: off
 ROWS = [

@@ -208,7 +208,7 @@ def export_cmd(fmt, draws, seed, topic, output, banks) -> None:
     from drill.bank.loader import eligible_questions, load_default_bank
     from drill.exports import export_items, exporter
     from drill.exports.anki import bank_stamp
-    from drill.kinds.instance import make_instance
+    from drill.kinds import make_instance
     from drill.storage.outfile import atomic_output, check_outputs, protected_files
 
     protected = protected_files(None)

@@ -108,7 +108,7 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
         from drill.interview.loop import InterviewIO, run_interview
         from drill.interview.plan import plan_interview
         from drill.interview.report import RENDERERS, build_report, render_text, report_json
-        from drill.kinds.instance import make_instance
+        from drill.kinds import make_instance
         from drill.storage.outfile import protected_files
         from drill.study.session import ending_signals
         from drill.study.settings import read_settings

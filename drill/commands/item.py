@@ -19,7 +19,7 @@ RANDOM_SEED_LIMIT = 1_000_000
 
 def _instance(question_id: str, seed: int, banks: tuple[Path, ...]):
     from drill.bank.loader import load_default_bank
-    from drill.kinds.instance import make_instance
+    from drill.kinds import make_instance
 
     question = load_default_bank(banks).get(question_id)
     return make_instance(question, seed)

@@ -71,7 +71,7 @@ def _key_path_for(output: Path) -> Path:
 def sheet(count, seed, topic, focus, fmt, output, key_path, banks, db_path, now_text) -> None:
     from drill.bank.loader import eligible_questions, load_default_bank
     from drill.errors import KvdrillError
-    from drill.kinds.instance import make_instance
+    from drill.kinds import make_instance
     from drill.reports.sheet import RENDERERS, build_documents, choose_questions, weak_weights
     from drill.storage.outfile import check_outputs, protected_files, write_text
 

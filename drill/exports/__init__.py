@@ -8,7 +8,7 @@ One module per format (`anki`, `moodle`, `gift`), each with:
                 the file's bytes and what was left out; the same items and stamp give
                 the same bytes
 
-Every question is drawn as the quiz draws it (drill.kinds.instance.make_instance): a numeric
+Every question is drawn as the quiz draws it (drill.kinds.make_instance): a numeric
 template `draws` times, with seeds seed, seed + 1, ..., the other kinds once with the
 seed. Bank text is escaped for each format (HTML entities, GIFT's own escapes).
 """

@@ -7,10 +7,14 @@ drill/bank/schema.py and one entry in KINDS; nothing else tests a kind's name.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from drill.errors import BankError
 from drill.kinds.base import Kind
 from drill.kinds.choice import ChoiceKind
 from drill.kinds.concept import ConceptKind
+from drill.kinds.instance import DrawSources, Instance
 from drill.kinds.numeric import NumericKind
 from drill.kinds.order import OrderKind
 
@@ -28,4 +32,19 @@ def kind_of(name: str) -> Kind:
     return kind
 
 
-__all__ = ["KINDS", "Kind", "kind_of"]
+def make_instance(
+    question: Any,
+    seed: int,
+    *,
+    presets: Mapping[str, Any] | None = None,
+    catalogue: Mapping[str, Any] | None = None,
+) -> Instance:
+    """The concrete item for `question` and `seed`: same id and seed, same item.
+
+    The question's kind makes it (drill.kinds); `presets` and `catalogue` replace
+    the built-in model presets and misconception catalogue of a numeric draw.
+    """
+    return kind_of(question.kind).make_instance(question, seed, DrawSources(presets, catalogue))
+
+
+__all__ = ["KINDS", "Kind", "kind_of", "make_instance"]

@@ -17,8 +17,8 @@ from drill.kinds.instance import DrawSources, common_fields
 from drill.reports.document import Block
 
 if TYPE_CHECKING:
-    from drill.bank.lint import LintContext, LintReport
     from drill.kinds.instance import Instance
+    from drill.kinds.lint_report import LintContext, LintReport
     from drill.kinds.verdict import Verdict
 
 

@@ -27,20 +27,15 @@ from typing import Any
 from drill.bank.misconceptions import load_misconception_catalogue
 from drill.bank.schema import FollowUp, NumericQuestion
 from drill.errors import BankError, ExprError
-from drill.kinds.instance import (
-    DrawSources,
-    Instance,
-    InstanceError,
-    MisconceptionValue,
+from drill.kinds.instance import DrawSources, Instance, InstanceError, MisconceptionValue
+from drill.kinds.numeric_draw import (
     NumericDraw,
-    Value,
     compiled,
     draw_numeric,
-    param_fields,
-    record_param_kind,
     render_numeric,
     text_values,
 )
+from drill.kinds.params import Value, param_fields, record_param_kind
 
 Lookup = Callable[[str], Any]  # a question id -> the question (BankError if unknown)
 

@@ -17,7 +17,7 @@ from drill.kinds.verdict import Verdict
 from drill.reports.document import Block, letter
 
 if TYPE_CHECKING:
-    from drill.bank.lint import LintContext, LintReport
+    from drill.kinds.lint_report import LintContext, LintReport
 
 
 class ChoiceKind(NumberedKind):

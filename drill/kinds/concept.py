@@ -20,7 +20,7 @@ from drill.reports.document import Block
 from drill.serving.evidence import CLAIM_NAMES
 
 if TYPE_CHECKING:
-    from drill.bank.lint import LintContext, LintReport
+    from drill.kinds.lint_report import LintContext, LintReport
 
 # what a concept question's `evidence` may name: the claims an engine run judges
 EVIDENCE_NAMES = frozenset(CLAIM_NAMES)

@@ -27,7 +27,7 @@ from typing import Any
 
 from drill.bank.schema import NumericQuestion
 from drill.errors import BankError
-from drill.kinds.instance import param_fields
+from drill.kinds.params import param_fields
 from drill.quantities.render import format_value, placeholders
 
 NAME_WORDS = {

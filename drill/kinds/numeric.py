@@ -1,7 +1,7 @@
 """Numeric questions: templates drawn with fresh numbers, answered with a number and unit.
 
 Drawing (params, derived values, the texts rendered with them) lives in
-drill.kinds.instance, the grader in drill.kinds.numeric_grade and the bank checks in
+drill.kinds.numeric_draw, the grader in drill.kinds.numeric_grade and the bank checks in
 drill.kinds.numeric_lint; this module is the kind itself and how its answer is
 shown: "512 MiB (536,870,912 bytes)" in a verdict, the same first form and a few
 others in the answer key.
@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from drill.errors import BankError
 from drill.kinds.base import GradedKind
-from drill.kinds.instance import DrawSources, Instance, draw_numeric, render_numeric
+from drill.kinds.instance import DrawSources, Instance
+from drill.kinds.numeric_draw import draw_numeric, render_numeric
 from drill.kinds.numeric_grade import grade_numeric, show_symbol
 from drill.kinds.verdict import Verdict
 from drill.quantities.units import format_bytes, format_in, format_number
 from drill.reports.document import Block
 
 if TYPE_CHECKING:
-    from drill.bank.lint import LintContext, LintReport
+    from drill.kinds.lint_report import LintContext, LintReport
 
 
 class NumericKind(GradedKind):

@@ -24,19 +24,13 @@ from typing import TYPE_CHECKING, Any
 from drill.bank.schema import ChoiceParam, NumericQuestion, RangeParam
 from drill.errors import BankError, ExprError
 from drill.kinds.chains import draw_chain_numbers, follow_up_field, follow_up_question, param_keys
-from drill.kinds.instance import (
-    InstanceError,
-    NumericDraw,
-    compiled,
-    dotted,
-    range_values,
-    record_param_kind,
-    text_values,
-)
+from drill.kinds.instance import InstanceError, dotted
+from drill.kinds.numeric_draw import NumericDraw, compiled, range_values, text_values
 from drill.kinds.numeric_slips import same
+from drill.kinds.params import record_param_kind
 
 if TYPE_CHECKING:
-    from drill.bank.lint import LintContext, LintReport
+    from drill.kinds.lint_report import LintContext, LintReport
 
 
 class _FollowUpReport:

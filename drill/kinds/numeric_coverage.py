@@ -24,7 +24,8 @@ from typing import Any
 from drill.bank.loader import Bank, display_path
 from drill.bank.schema import NumericQuestion
 from drill.errors import BankError
-from drill.kinds.instance import InstanceError, NumericDraw, draw_numeric
+from drill.kinds.instance import InstanceError
+from drill.kinds.numeric_draw import NumericDraw, draw_numeric
 from drill.kinds.numeric_grade import mistake_for_value
 from drill.kinds.numeric_lint import grading_instance
 from drill.kinds.numeric_slips import same, slip_draws

@@ -27,18 +27,13 @@ from typing import TYPE_CHECKING
 
 from drill.bank.schema import NumericQuestion, PresetParam
 from drill.errors import BankError, ExprError
-from drill.kinds.instance import (
-    InstanceError,
-    NumericDraw,
-    compiled,
-    draw_numeric,
-    param_fields,
-    render_numeric,
-)
+from drill.kinds.instance import InstanceError
+from drill.kinds.numeric_draw import NumericDraw, compiled, draw_numeric, render_numeric
 from drill.kinds.numeric_slips import same, slip_draws
+from drill.kinds.params import param_fields
 
 if TYPE_CHECKING:
-    from drill.bank.lint import LintContext, LintReport
+    from drill.kinds.lint_report import LintContext, LintReport
 
 
 def param_names(question: NumericQuestion) -> dict[str, set[str]]:

@@ -45,7 +45,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from drill.bank.schema import ChoiceParam, NumericQuestion, RangeParam
-from drill.kinds.instance import NumericDraw, param_fields
+from drill.kinds.numeric_draw import NumericDraw
+from drill.kinds.params import param_fields
 from drill.quantities.expr import SharedTrees
 
 # words after which a name's first word says its kind: b_small and b_large are both b

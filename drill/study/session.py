@@ -825,8 +825,8 @@ def run_session(
     """
     chosen = eligible_questions(questions, options.topic)
     days = days or DayClock()
+    from drill.kinds import make_instance as draw
     from drill.kinds.grade import grade as grade_answer
-    from drill.kinds.instance import make_instance as draw
 
     deps = _Deps(
         make_instance or draw, grade or grade_answer,
