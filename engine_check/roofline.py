@@ -16,6 +16,8 @@ The roofline prediction is max(FLOPs / peak FLOP/s, bytes / peak bytes/s).
 
 from __future__ import annotations
 
+from drill.serving.estimates import attention_flops
+from drill.serving.kvmath import kv_cache_bytes
 from engine_check.config import ModelConfig
 
 
@@ -29,8 +31,9 @@ def weight_bytes_per_forward(cfg: ModelConfig, dtype_bytes: int, embedded_rows: 
 
 
 def kv_row_bytes(cfg: ModelConfig, dtype_bytes: int) -> int:
-    """Bytes of K and V for one token across all layers: 2·layers·kv_heads·head_dim·dtype."""
-    return 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * dtype_bytes
+    """Bytes of K and V for one token across all layers (drill.serving.kvmath's formula
+    at one token: 2·layers·kv_heads·head_dim·dtype)."""
+    return kv_cache_bytes(cfg.layers, cfg.kv_heads, cfg.head_dim, 1, dtype_bytes)
 
 
 def _linear_flops_per_token(cfg: ModelConfig) -> int:
@@ -38,7 +41,7 @@ def _linear_flops_per_token(cfg: ModelConfig) -> int:
 
 
 def _attention_flops(cfg: ModelConfig, attended_positions: int) -> int:
-    return 4 * cfg.layers * cfg.heads * cfg.head_dim * attended_positions
+    return attention_flops(cfg.layers, cfg.heads, cfg.head_dim, attended_positions)
 
 
 def decode_step_flops(cfg: ModelConfig, context_len: int, batch: int) -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import drill.commands.quiz as quiz_module
+import drill.commands.terminal as terminal_module
 import drill.storage.database
 import drill.study.session
 from drill.bank.loader import load_bank
@@ -98,7 +98,7 @@ def quiz(db: Path, *extra: str, input: str = ""):
 
 def locked_quiz(monkeypatch, db: Path, script: list):
     locker = Locker(db, script)
-    monkeypatch.setattr(quiz_module, "read_input_line", locker.read_line)
+    monkeypatch.setattr(terminal_module, "read_input_line", locker.read_line)
     try:
         return quiz(db)
     finally:
@@ -507,7 +507,7 @@ def test_an_interview_answer_the_database_refuses_is_kept_and_the_interview_goes
     db = new_database(tmp_path / "k.db")
     kept = tmp_path / "k.db-unsaved.jsonl"
     locker = Locker(db, ["512 MiB", LOCK, "128 MiB", UNLOCK, "1 GiB"])
-    monkeypatch.setattr(quiz_module, "read_input_line", locker.read_line)
+    monkeypatch.setattr(terminal_module, "read_input_line", locker.read_line)
     try:
         result = interview(db, input="")
     finally:

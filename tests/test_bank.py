@@ -65,9 +65,10 @@ def test_good_fixtures_load_in_file_order_with_lines():
         "fx-request-path",
         "fx-kv-request",
     ]
-    assert bank.deck_names == ["fixture-mixed", "fixture-worked"]
-    assert bank.location("fx-kv-request") == (BANKS / "good" / "worked_example.yaml", 4)
-    assert bank.location("fx-which-heads") == (BANKS / "good" / "more" / "mixed.yml", 27)
+    assert [deck.name for deck in bank.decks] == ["fixture-mixed", "fixture-worked"]
+    kv_request, which_heads = bank.source("fx-kv-request"), bank.source("fx-which-heads")
+    assert (kv_request.path, kv_request.line) == (BANKS / "good" / "worked_example.yaml", 4)
+    assert (which_heads.path, which_heads.line) == (BANKS / "good" / "more" / "mixed.yml", 27)
     assert isinstance(bank.get("fx-kv-request"), NumericQuestion)
     assert isinstance(bank.get("fx-which-heads"), ChoiceQuestion)
     assert bank.source("fx-concurrent").deck == "fixture-mixed"
@@ -226,7 +227,8 @@ def test_duplicate_ids_across_files_name_both_places(in_banks):
     bank, _ = read_bank([folder])
     # the first definition is kept
     assert bank.get("fx-same-id").prompt == "First copy."
-    assert bank.location("fx-same-id") == (folder / "a.yaml", 3)
+    same = bank.source("fx-same-id")
+    assert (same.path, same.line) == (folder / "a.yaml", 3)
 
 
 def test_top_level_problems(tmp_path):

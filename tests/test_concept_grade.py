@@ -71,7 +71,9 @@ TABLE = [
     ("it lowers TTFT since TPOT is not affected", ONE, None, 1),
     ("it lowers TTFT as decode is not affected", ONE, None, 1),
     ("TTFT drops, decode speed is not affected", ONE, None, 1),
-    # negation reaches only so far, and not across a clause
+    # negation reaches only so far (NEGATION_REACH: four words), and not across a clause
+    ("it is not big big big big TTFT", NONE, None, 1),
+    ("it is not big big big big big TTFT", ONE, None, 1),
     ("TTFT, not TPOT", ONE, None, 1),
     ("TTFT not TPOT", ONE, None, 1),
     ("not only TTFT but queueing too", (True, True, False), None, 2),

@@ -52,7 +52,9 @@ def test_a_warm_load_returns_the_questions_of_a_cold_one(tmp_path):
     assert list(warm) == list(from_source)
     assert warm.decks == from_source.decks
     for qid in from_source.ids:
-        assert warm.location(qid) == from_source.location(qid)
+        assert (warm.source(qid).path, warm.source(qid).line) == (
+            from_source.source(qid).path, from_source.source(qid).line
+        )
     # the warm questions came from the pickles: they carry no parsed YAML
     assert {cold.source(qid).raw is None for qid in cold.ids} == {False}
     assert {warm.source(qid).raw is None for qid in warm.ids} == {True}
@@ -134,7 +136,7 @@ def test_lint_reads_the_source_even_when_a_cache_entry_claims_it_is_fine(_isolat
     write(path, NUMERIC.replace("answer:", "answr:"))
     # plant an entry that says the now broken file is the good one
     key = deck_cache.entry_key(path)
-    stored = [(question, good.location(question.id)[1]) for question in good]
+    stored = [(question, good.source(question.id).line) for question in good]
     for cache_dir in (deck_cache.default_cache_dir(), tmp_path / "cache"):
         deck_cache.write_entry(cache_dir, key, "cached", None, stored)
     # the cached read would believe it...

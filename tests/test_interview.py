@@ -296,7 +296,7 @@ def test_with_an_interview_date_an_answer_brings_its_card_back_in_the_week_befor
 
 
 def test_ctrl_c_at_the_command_keeps_the_answers_and_prints_the_report(tmp_path, monkeypatch):
-    import drill.commands.quiz as quiz_module
+    import drill.commands.terminal as terminal_module
 
     lines = iter(["512 MiB\n", "128 MiB\n"])
 
@@ -306,7 +306,7 @@ def test_ctrl_c_at_the_command_keeps_the_answers_and_prints_the_report(tmp_path,
         except StopIteration:
             raise KeyboardInterrupt from None
 
-    monkeypatch.setattr(quiz_module, "read_input_line", read_input_line)
+    monkeypatch.setattr(terminal_module, "read_input_line", read_input_line)
     db = tmp_path / "k.db"
     result = run([*ARGS, "--db", db])
     assert "2 of 3 questions answered in 1:30 of 45:00" in result.stdout  # 30 s before Ctrl-C

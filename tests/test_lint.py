@@ -213,7 +213,7 @@ questions:
 def test_ids_must_not_clash_with_the_builtin_deck(tmp_path):
     builtin = load_bank(builtin_bank_files())
     taken = builtin.ids[0]
-    where, line = builtin.location(taken)
+    where, line = builtin.source(taken).path, builtin.source(taken).line
     path = tmp_path / "mine.yaml"
     path.write_text(
         f"""\

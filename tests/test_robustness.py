@@ -187,7 +187,7 @@ def test_quiz_keeps_64_kib_of_an_over_long_line_and_asks_again(tmp_path):
 def test_input_lines_from_a_text_stream_lose_their_surrogates():
     import io
 
-    from drill.commands.quiz import read_input_line
+    from drill.commands.terminal import read_input_line
 
     stream = io.StringIO("a\udcff b\n" + "x" * 70_000 + "\nlast")
     assert read_input_line(stream) == "a\ufffd b\n"

@@ -75,6 +75,9 @@ def test_ttft_and_tpot_of_llama_3_70b_at_tp_4():
     assert first.compute_s == pytest.approx(311_170_516_910_080 / 494.5e12)
     assert round(first.seconds, 6) == 0.629263
     assert first.bound == "compute"
+    # bytes per GPU: the weights once (35.3 GB) + the 8,192 prompt tokens' KV written
+    assert first.bytes == 35_300_000_000 + 8192 * 81_920 == 35_971_088_640
+    assert first.memory_s == pytest.approx(35_971_088_640 / 2.68e12)
     step = tpot(LLAMA, H100, m, 1, FIXED)
     # bytes per GPU: the weights once (35.3 GB) + one sequence's 8,192 tokens of KV
     assert step.bytes == 35_300_000_000 + 671_088_640

@@ -42,8 +42,15 @@ def test_days_follow_daylight_saving_time():
 def test_utc_days_with_no_rollover_are_calendar_days():
     clock = DayClock(timezone.utc, 0)
     assert clock.day_of(datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)) == date(2026, 12, 1)
-    assert clock.day_of_iso("2026-12-01T00:00:00.000000+00:00") == "2026-12-01"
-    assert clock.day_of_iso(None) is None
+    assert clock.day_of(datetime(2026, 12, 1, 0, 0, tzinfo=timezone.utc)) == date(2026, 12, 1)
+
+
+def test_a_day_begins_at_4_am_unless_the_user_says_otherwise():
+    """Anki's rollover: a review at 3:59 counts for the day before."""
+    for clock in (DayClock(timezone.utc), Settings(timezone="UTC").day_clock()):
+        assert clock.day_of(datetime(2026, 12, 1, 3, 59, tzinfo=timezone.utc)) == date(2026, 11, 30)
+        assert clock.day_of(datetime(2026, 12, 1, 4, 0, tzinfo=timezone.utc)) == date(2026, 12, 1)
+        assert clock.start_of(date(2026, 12, 1)) == datetime(2026, 12, 1, 4, tzinfo=timezone.utc)
 
 
 # ------------------------------------------------------------------ settings

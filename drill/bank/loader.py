@@ -403,10 +403,6 @@ class Bank:
         return list(self._questions)
 
     @property
-    def deck_names(self) -> list[str]:
-        return [deck.name for deck in self.decks]
-
-    @property
     def files(self) -> list[Path]:
         return [deck.path for deck in self.decks]
 
@@ -420,10 +416,6 @@ class Bank:
     def source(self, qid: str) -> QuestionSource:
         self.get(qid)
         return self._sources[qid]
-
-    def location(self, qid: str) -> tuple[Path, int]:
-        source = self.source(qid)
-        return source.path, source.line
 
     def field_line(self, qid: str, *path: Any) -> int:
         """The line of a field of a question, e.g. ("misconceptions", 1, "expr")."""

@@ -11,14 +11,21 @@ from pathlib import Path
 
 import click
 
+from drill.commands import terminal
 from drill.commands.options import (
+    FiniteRange,
     bank_option,
     db_option,
     now_option,
     open_database,
     user_days,
 )
-from drill.commands.quiz import _FiniteRange
+from drill.commands.terminal import (
+    clock,
+    merge_unsaved_answers,
+    signals_for_main_thread_only,
+    unsaved_error,
+)
 
 INTERVIEW_HELP = """A timed mock interview: problems with follow-ups, explanations, then a report.
 
@@ -61,7 +68,7 @@ cannot be written at the end, the report goes beside the database instead
 @click.command(help=INTERVIEW_HELP, short_help="A timed mock interview and its scored report.")
 @click.option(
     "--minutes",
-    type=_FiniteRange(min=1, max=600),
+    type=FiniteRange(min=1, max=600),
     default=45,
     show_default=True,
     help="The interview's length.",
@@ -88,21 +95,11 @@ cannot be written at the end, the report goes beside the database instead
 @bank_option
 @db_option()
 @now_option
-@click.option("--tick", "tick_s", type=_FiniteRange(0, 86_400), default=0.0, hidden=True)
+@click.option("--tick", "tick_s", type=FiniteRange(0, 86_400), default=0.0, hidden=True)
 @click.option("--no-fuzz", is_flag=True, hidden=True, help="Exact intervals, for tests.")
 def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, db_path,
               now_text, tick_s, no_fuzz) -> None:  # fmt: skip
-    # the quiz's fixed clock for --now/--tick, its line reader, its Ctrl-C guard and its
-    # handling of answers the database refuses
-    from drill.commands.quiz import (
-        _clock,
-        _sigint_for_main_thread_only,
-        merge_unsaved_answers,
-        read_input_line,
-        unsaved_error,
-    )
-
-    with _sigint_for_main_thread_only():
+    with signals_for_main_thread_only():
         from drill.bank.loader import eligible_questions, load_default_bank
         from drill.errors import KvdrillError
         from drill.interview.loop import InterviewIO, run_interview
@@ -116,13 +113,13 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
     protected = protected_files(db_path)
     if report_path is not None:
         check_report_path(report_path, protected)
-    now, tick = _clock(now_text, tick_s)
+    now, tick = clock(now_text, tick_s)
 
     def read_line() -> str | None:
         import sys
 
         tick()
-        return read_input_line(sys.stdin)
+        return terminal.read_input_line(sys.stdin)
 
     def write(text: str) -> None:
         click.echo(text, nl=False, err=as_json)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from drill.commands.options import db_option
 from drill.quantities.units import format_bytes, format_number, format_quantity
 from drill.serving import hfconfig, kvmath
 
@@ -42,12 +43,7 @@ class _UsageError(click.ClickException):
 )
 @click.option("--mfu", metavar="F", help="Matmul efficiency to use instead of your engine run's.")
 @click.option("--mbu", metavar="F", help="Memory-bandwidth efficiency instead of your run's.")
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Database whose latest engine run gives the efficiencies.",
-)
+@db_option("Database whose latest engine run gives the efficiencies.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (or list).")
 def kv(
     preset: str | None,

@@ -195,7 +195,11 @@ def stored_efficiencies(db_path: Path | None) -> serving.Efficiencies:
     from drill.commands.options import open_database
     from drill.storage.engine_runs import latest_engine_run
 
-    return serving.efficiencies_from_run(latest_engine_run(open_database(path, write=False)))
+    db = open_database(path, write=False)
+    try:
+        return serving.efficiencies_from_run(latest_engine_run(db))
+    finally:
+        db.conn.close()
 
 
 def serving_estimate(

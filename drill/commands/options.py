@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -99,3 +100,25 @@ def user_days(settings, now_text: str | None):
         moment = parse_now(now_text)
         days = replace(days, tz=moment.tzinfo)
     return days
+
+
+class FiniteRange(click.FloatRange):
+    """A FloatRange that also refuses nan (which compares false with either bound)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return number
+
+
+def utf8_text(ctx, param, value):
+    """A click callback: refuse an argument (or each of several) that is not UTF-8 text
+    (bytes the system could not decode arrive as lone surrogates, which can be neither
+    stored nor looked up)."""
+    from drill.text import valid_text
+
+    for text in value if isinstance(value, tuple) else [value]:
+        if text is not None and valid_text(text) != text:
+            raise click.BadParameter(f"{valid_text(text)!r} is not valid UTF-8 text", ctx, param)
+    return value

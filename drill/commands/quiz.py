@@ -2,39 +2,28 @@
 
 from __future__ import annotations
 
-import math
-from contextlib import contextmanager
 from datetime import timedelta
 
 import click
 
+from drill.commands import terminal
 from drill.commands.options import (
+    FiniteRange,
     bank_option,
     db_option,
     now_option,
     open_database,
-    parse_now,
     user_days,
+    utf8_text,
 )
-
-
-def _clock(now_text: str | None, tick_s: float):
-    """(now, tick): the real clock, or a fixed one that `tick` advances.
-
-    The fixed clock exists for tests and demos: it starts at `now_text` and
-    moves `tick_s` seconds each time a line is read, as if the user took that
-    long to type it.
-    """
-    from datetime import datetime, timedelta, timezone
-
-    if now_text is None:
-        return (lambda: datetime.now(timezone.utc)), (lambda: None)
-    clock = [parse_now(now_text).astimezone(timezone.utc)]
-
-    def tick() -> None:
-        clock[0] += timedelta(seconds=tick_s)
-
-    return (lambda: clock[0]), tick
+from drill.commands.terminal import (
+    MAX_LINE_BYTES,
+    clock,
+    merge_unsaved_answers,
+    signals_for_main_thread_only,
+    unsaved_error,
+    use_color,
+)
 
 
 def _session_io(now_text: str | None, tick_s: float):
@@ -45,18 +34,17 @@ def _session_io(now_text: str | None, tick_s: float):
     from drill.study.screen import PLAIN, Screen
     from drill.study.session import SessionIO
 
-    now, tick = _clock(now_text, tick_s)
+    now, tick = clock(now_text, tick_s)
 
     def read_line() -> str | None:
         tick()
         # sys.stdin at call time: click's test runner swaps it, a pipe or a TTY both work
-        return read_input_line(sys.stdin)
+        return terminal.read_input_line(sys.stdin)
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return SessionIO(read_line, _write, now, None, PLAIN)
     import shutil
 
-    from drill.commands.stats import use_color
     from drill.study.line_editor import terminal_reader
 
     reader = terminal_reader(MAX_LINE_BYTES)
@@ -72,103 +60,6 @@ def _session_io(now_text: str | None, tick_s: float):
 
     screen = Screen(color=use_color(sys.stdout), width=width, bar=True)
     return SessionIO(read_line, _write, now, read_prompted, screen)
-
-
-# the most of one typed line the quiz keeps (in bytes; at a terminal, in characters);
-# the rest of a longer line is read and dropped
-MAX_LINE_BYTES = 64 * 1024
-
-
-def read_input_line(stream) -> str | None:
-    """One line of input, None at its end; at most MAX_LINE_BYTES of it are kept.
-
-    Bytes are read and decoded here, so input that is not UTF-8 gives U+FFFD
-    characters rather than text that cannot be stored or printed.
-    """
-    from drill.text import valid_text
-
-    raw = getattr(stream, "buffer", None)
-    source = stream if raw is None else raw  # text-only streams decode for themselves
-    line = rest = source.readline(MAX_LINE_BYTES)
-    while rest and rest[-1:] not in ("\n", b"\n"):
-        rest = source.readline(MAX_LINE_BYTES)  # drop the rest of an over-long line
-    if not line:
-        return None
-    return valid_text(line) if raw is None else line.decode("utf-8", errors="replace")
-
-
-@contextmanager
-def _sigint_for_main_thread_only():
-    """Block SIGINT, SIGTERM and SIGHUP while importing what starts worker threads.
-
-    sqlite_utils imports numpy, whose BLAS starts worker threads at import. A
-    signal sent to the process may land on any thread that does not block it, and
-    one landing on a worker never interrupts the main thread's blocking read of
-    the answer: Ctrl-C (or a SIGTERM, or the terminal's SIGHUP) would not end the
-    session until the next line. Threads inherit the signal mask of the thread that
-    starts them, so starting them with these blocked keeps them for the main thread.
-    """
-    import signal
-
-    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks
-        yield
-        return
-    ending = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, ending)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def utf8_text(ctx, param, value):
-    """A click callback: refuse an argument (or each of several) that is not UTF-8 text
-    (bytes the system could not decode arrive as lone surrogates, which can be neither
-    stored nor looked up)."""
-    from drill.text import valid_text
-
-    for text in value if isinstance(value, tuple) else [value]:
-        if text is not None and valid_text(text) != text:
-            raise click.BadParameter(f"{valid_text(text)!r} is not valid UTF-8 text", ctx, param)
-    return value
-
-
-def merge_unsaved_answers(db, scheduler, *, err: bool = False) -> None:
-    """Merge the answers kept beside the database while it could not be written
-    (drill.study.session.merge_unsaved): a line when some were merged, a warning for a file
-    that could not be."""
-    from drill.study.session import merge_unsaved
-
-    def warn(message: str) -> None:
-        click.echo(f"Warning: {message}", err=True)
-
-    merge_unsaved(db, scheduler, lambda line: click.echo(line, err=err), warn)
-
-
-def unsaved_error(kept: int, kept_in, shown: int) -> str | None:
-    """The one-line error a quiz or an interview ends with when the database refused
-    answers (kept in the unsaved-answers file, or only printed); None when it took all."""
-    from drill.study.session_text import plural
-
-    parts = []
-    if kept:
-        parts.append(f"{plural(kept, 'answer')} could not be saved to the database and "
-                     f"{'waits' if kept == 1 else 'wait'} in {kept_in} (the next `kvdrill quiz` "
-                     f"adds {'it' if kept == 1 else 'them'})")  # fmt: skip
-    if shown:
-        parts.append(f"{plural(shown, 'answer')} could be saved nowhere and "
-                     f"{'was' if shown == 1 else 'were'} printed to keep")  # fmt: skip
-    return "; ".join(parts) or None
-
-
-class _FiniteRange(click.FloatRange):
-    """A FloatRange that also refuses nan (which compares false with either bound)."""
-
-    def convert(self, value, param, ctx):
-        number = super().convert(value, param, ctx)
-        if math.isnan(number):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        return number
 
 
 def _write(text: str) -> None:
@@ -199,7 +90,7 @@ def _write(text: str) -> None:
 @db_option()
 @click.option(
     "--retention",
-    type=_FiniteRange(0.7, 0.99),
+    type=FiniteRange(0.7, 0.99),
     help="Desired probability of recall when a card comes due [config retention: 0.9].",
 )
 @click.option(
@@ -210,7 +101,7 @@ def _write(text: str) -> None:
     "forgot-kv-factor); the schedule is not changed.",
 )
 @now_option
-@click.option("--tick", "tick_s", type=_FiniteRange(0, 86_400), default=0.0, hidden=True)
+@click.option("--tick", "tick_s", type=FiniteRange(0, 86_400), default=0.0, hidden=True)
 @click.option("--no-fuzz", is_flag=True, hidden=True, help="Exact intervals, for tests.")
 def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, drill, now_text,
          tick_s, no_fuzz):
@@ -231,7 +122,7 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, dri
     """
     if drill and cram:
         raise click.UsageError("--drill and --cram cannot be used together")
-    with _sigint_for_main_thread_only():
+    with signals_for_main_thread_only():
         from drill.bank.loader import load_default_bank
         from drill.errors import KvdrillError
         from drill.study.deadline import retention_toward

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import timezone
 from pathlib import Path
@@ -18,6 +17,7 @@ from drill.commands.options import (
     parse_now,
     user_days,
 )
+from drill.commands.terminal import use_color
 
 STATS_HELP = """Show what is due, your streak, a calendar of reviews, retention and weak spots.
 
@@ -67,11 +67,6 @@ the same database and time give the same file.
                   predicted for that morning if no review came before it}
 Fractions are 0..1; accuracy is null for a question never answered.
 """
-
-
-def use_color(stream) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
-    return bool(stream.isatty()) and not os.environ.get("NO_COLOR")
 
 
 def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str, str]]:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from drill.commands.options import db_option, now_option, open_database, parse_now
-from drill.commands.quiz import utf8_text
+from drill.commands.options import db_option, now_option, open_database, parse_now, utf8_text
 
 UNSUSPEND_HELP = """Bring suspended or buried questions back, or list them.
 

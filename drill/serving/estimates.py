@@ -181,10 +181,17 @@ class StepTime:
         return "compute" if self.compute_s >= self.memory_s else "memory"
 
 
+def attention_flops(layers: int, q_heads: int, head_dim: int, attended_positions: int) -> int:
+    """Attention's FLOPs for query tokens that attend `attended_positions` positions in all:
+    4 · layers · q_heads · head_dim · positions (QKᵀ and PV, 2 FLOPs per multiply-add
+    each). The engine's roofline (engine_check.roofline) counts with this too."""
+    return 4 * layers * q_heads * head_dim * attended_positions
+
+
 def _attention_flops(shape: ModelShape, attended_positions: int) -> int:
     if shape.q_heads is None:
         raise ConfigError(f"{shape.display_name} names no query heads; --latency needs them")
-    return 4 * shape.layers * shape.q_heads * shape.head_dim * attended_positions
+    return attention_flops(shape.layers, shape.q_heads, shape.head_dim, attended_positions)
 
 
 def _weights_read(shape: ModelShape, tokens: int, width: float, tp: int) -> float:

@@ -242,11 +242,6 @@ class Review:
         """The export record: booleans as booleans, params as an object."""
         return record_of(self.values())
 
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Review:
-        """Check a record read from a file (JSON or CSV text); RecordError if it is bad."""
-        return cls(*checked_values(record))
-
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Review))
 REQUIRED: tuple[str, ...] = tuple(f.name for f in fields(Review) if f.metadata["required"])

@@ -39,14 +39,5 @@ class DayClock:
     def next_day_start(self, moment: datetime) -> datetime:
         return self.start_of(self.day_of(moment) + timedelta(days=1))
 
-    def day_of_iso(self, text: str | None) -> str | None:
-        """The day of a stored time (`drill.srs.iso` text) as YYYY-MM-DD; for SQL."""
-        if text is None:
-            return None
-        moment = datetime.fromisoformat(text)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        return self.day_of(moment).isoformat()
-
 
 UTC_DAYS = DayClock(timezone.utc, 0)  # plain UTC calendar days

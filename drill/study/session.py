@@ -91,7 +91,6 @@ __all__ = [
     "ending_signals", "merge_unsaved", "plan_review", "run_session",
 ]  # fmt: skip
 
-DAY = timedelta(days=1)
 T = TypeVar("T")
 
 

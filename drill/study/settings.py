@@ -21,7 +21,7 @@ from datetime import date, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from drill.errors import KvdrillError
-from drill.study.days import DayClock
+from drill.study.days import DEFAULT_ROLLOVER_HOUR, DayClock
 
 if TYPE_CHECKING:
     from fsrs import Scheduler
@@ -175,7 +175,7 @@ class Settings:
     max_per_session: int = 20
     learn_ahead: int = 20  # minutes, Anki's learn-ahead limit
     leech_threshold: int = 8  # Anki's default
-    rollover_hour: int = 4
+    rollover_hour: int = DEFAULT_ROLLOVER_HOUR  # drill.study.days: 4 am, as Anki's
     timezone: str = "local"
     interview_date: date | None = None  # drill.study.deadline schedules toward it
     fsrs_parameters: tuple[float, ...] | None = None  # None: fsrs's defaults
