@@ -173,7 +173,7 @@ def run(cards: int, reviews: int, workdir: Path) -> dict[str, float]:
     figures["due_sql_s"], _ = timed(due_sql, repeat=5)
 
     from drill.storage.reviews import load_cards, new_cards_since
-    from drill.study.session import plan_review
+    from drill.study.plan import plan_review
 
     def plan():
         loaded = load_cards(db)

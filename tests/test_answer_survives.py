@@ -21,19 +21,14 @@ from click.testing import CliRunner
 
 import drill.commands.terminal as terminal_module
 import drill.storage.database
-import drill.study.session
+import drill.study.answer_keeper
 from drill.bank.loader import load_bank
 from drill.cli import cli
 from drill.storage.database import open_db
 from drill.storage.reviews import unsaved_path
 from drill.study.days import UTC_DAYS
-from drill.study.session import (
-    Terminated,
-    deferred_signals,
-    ending_signals,
-    raise_pending,
-    run_session,
-)
+from drill.study.session import run_session
+from drill.study.signals import Terminated, deferred_signals, ending_signals, raise_pending
 
 HERE = Path(__file__).parent
 BANK_QUIZ = HERE / "banks_quiz"
@@ -340,14 +335,14 @@ def test_a_signal_during_a_write_waits_for_its_end_and_the_handlers_come_back():
 def test_sigterm_while_an_answer_is_written_saves_it_then_ends_the_session(tmp_path, monkeypatch):
     from test_session import Terminal
 
-    real = drill.study.session.record_answer
+    real = drill.study.answer_keeper.record_answer
 
     def terminated_meanwhile(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.05)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(drill.study.session, "record_answer", terminated_meanwhile)
+    monkeypatch.setattr(drill.study.answer_keeper, "record_answer", terminated_meanwhile)
     db = open_db(tmp_path / "k.db")
     term = Terminal(["2 MiB", "", "s", "q"])
     with ending_signals():

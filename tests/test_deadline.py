@@ -12,7 +12,8 @@ from drill.srs import iso
 from drill.storage.database import open_db
 from drill.study.days import DayClock
 from drill.study.deadline import capped_due, retention_toward
-from drill.study.session import SessionOptions, run_session
+from drill.study.session import run_session
+from drill.study.session_io import SessionOptions
 
 UTC4 = DayClock(timezone.utc, 4)  # days in UTC that begin at 04:00
 INTERVIEW = date(2027, 1, 15)

@@ -9,13 +9,14 @@ import pytest
 from click.testing import CliRunner
 from test_session import T0, Terminal  # noqa: I001
 
-import drill.study.session
+import drill.study.answer_keeper
 from drill.bank.loader import load_bank
 from drill.cli import cli
 from drill.srs import iso
 from drill.storage.database import open_db
 from drill.study.days import UTC_DAYS
-from drill.study.session import SessionOptions, run_session
+from drill.study.session import run_session
+from drill.study.session_io import SessionOptions
 
 BANK_DIR = Path(__file__).parent / "banks_quiz"
 OPTIONS = SessionOptions(topic="quiz-fixture", seed=1, fuzz=False)
@@ -86,7 +87,7 @@ def test_when_nothing_can_be_written_the_answer_is_shown_to_keep(tmp_path, monke
     def no_room(db, review):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(drill.study.session, "rescue_review", no_room)
+    monkeypatch.setattr(drill.study.answer_keeper, "rescue_review", no_room)
     _db, term, result = session_until_full(tmp_path)
     lines = term.text.splitlines()
     # (the scripted terminal echoes no Enter, so the message follows the rating prompt)

@@ -199,7 +199,8 @@ def test_input_lines_from_a_text_stream_lose_their_surrogates():
 def test_a_session_never_stores_a_lone_surrogate(tmp_path):
     from drill.bank.loader import load_bank
     from drill.storage.database import open_db
-    from drill.study.session import SessionIO, SessionOptions, run_session
+    from drill.study.session import run_session
+    from drill.study.session_io import SessionIO, SessionOptions
 
     lines = iter(["s", "\udcff weights", "", "q"])
     clock = datetime(2026, 11, 2, 8, tzinfo=timezone.utc)

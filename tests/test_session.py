@@ -31,7 +31,8 @@ from drill.study.plan import (
     plan_new,
     plan_review,
 )
-from drill.study.session import SessionIO, SessionOptions, run_session
+from drill.study.session import run_session
+from drill.study.session_io import SessionIO, SessionOptions
 from drill.study.session_text import human_span, parse_rating
 
 T0 = datetime(2026, 11, 2, 8, 0, tzinfo=timezone.utc)

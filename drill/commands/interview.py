@@ -107,8 +107,8 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
         from drill.interview.report import RENDERERS, build_report, render_text, report_json
         from drill.kinds import make_instance
         from drill.storage.outfile import protected_files
-        from drill.study.session import ending_signals
         from drill.study.settings import read_settings
+        from drill.study.signals import ending_signals
 
     protected = protected_files(db_path)
     if report_path is not None:
@@ -251,14 +251,14 @@ def _storage(db, started, no_fuzz: bool, now_text: str | None, write):
     """(save, finish, keeper): store one answer as a review of an "interview" session, in
     one transaction with the card's new schedule; close the session row. With an
     interview date set, the schedule aims at it as the quiz's does. An answer the
-    database refuses is kept beside it (drill.study.session.AnswerKeeper, which counts them),
+    database refuses is kept beside it (drill.study.answer_keeper.AnswerKeeper, which counts them),
     said through `write`, and the interview goes on."""
     from drill.errors import StoreError
     from drill.interview.loop import counted_right, review_of
     from drill.srs import iso, new_card_row, parse_iso, review_row
     from drill.storage.reviews import end_session, start_session
+    from drill.study.answer_keeper import AnswerKeeper, why_not_saved
     from drill.study.deadline import capped_due, retention_toward
-    from drill.study.session import AnswerKeeper, why_not_saved
     from drill.study.settings import read_settings
     from drill.text import printable
 

@@ -32,7 +32,7 @@ def _session_io(now_text: str | None, tick_s: float):
     import sys
 
     from drill.study.screen import PLAIN, Screen
-    from drill.study.session import SessionIO
+    from drill.study.session_io import SessionIO
 
     now, tick = clock(now_text, tick_s)
 
@@ -126,8 +126,10 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, dri
         from drill.bank.loader import load_default_bank
         from drill.errors import KvdrillError
         from drill.study.deadline import retention_toward
-        from drill.study.session import SessionOptions, ending_signals, run_session
+        from drill.study.session import run_session
+        from drill.study.session_io import SessionOptions
         from drill.study.settings import read_settings
+        from drill.study.signals import ending_signals
 
     io = _session_io(now_text, tick_s)
     now = io.now

@@ -85,9 +85,9 @@ def use_color(stream) -> bool:
 
 def merge_unsaved_answers(db, scheduler, *, err: bool = False) -> None:
     """Merge the answers kept beside the database while it could not be written
-    (drill.study.session.merge_unsaved): a line when some were merged, a warning for a file
+    (drill.study.answer_keeper.merge_unsaved): a line when some were merged, a warning for a file
     that could not be."""
-    from drill.study.session import merge_unsaved
+    from drill.study.answer_keeper import merge_unsaved
 
     def warn(message: str) -> None:
         click.echo(f"Warning: {message}", err=True)

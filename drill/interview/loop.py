@@ -6,7 +6,7 @@ interview nothing is marked until the end: after an answer only the time it took
 shown. Each prompt shows the clock: the time gone, the time left and the question's
 share of it. Each answer is graded at once (drill.kinds.grade, the suggested rating becomes
 the review's rating) and handed to `save` before the next question is shown, so
-Ctrl-C (SIGTERM and SIGHUP too, under drill.study.session.ending_signals), `q` or the end of
+Ctrl-C (SIGTERM and SIGHUP too, under drill.study.signals.ending_signals), `q` or the end of
 input lose no answer given. `s` passes a question: it is saved as a miss (rating
 Again), since an interviewer heard no answer. When the time is up no further question
 is asked; the answer being typed then is still kept.
@@ -108,7 +108,7 @@ def run_interview(
     grade: Callable[..., Verdict] | None = None,
 ) -> InterviewResult:
     """Ask `turns` within `minutes`; every answer goes to `save` before the next question."""
-    from drill.study.session import deferred_signals, raise_pending
+    from drill.study.signals import deferred_signals, raise_pending
 
     if grade is None:
         from drill.kinds.grade import grade as grade_answer
@@ -163,7 +163,7 @@ def run_interview(
                     continue
                 answer = Answer(turn, text, verdict, shown_at, answered_at)
                 break
-            # a signal (drill.study.session.ending_signals) waits until the answer is saved
+            # a signal (drill.study.signals.ending_signals) waits until the answer is saved
             # and counted
             with deferred_signals():
                 save(answer)

@@ -12,7 +12,7 @@ never the other way round).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 HOW_TO_MEASURE = (
@@ -64,3 +64,14 @@ def quote_evidence(claim_names: Sequence[str], run: dict[str, Any] | None) -> li
     lines = [f"Your last engine run, on {_where(run)}: {first['text']}."]
     lines += [f"Same run: {claim['text']}." for claim in rest]
     return lines
+
+
+def evidence_from_latest_run(db) -> Callable[[Sequence[str]], list[str]]:
+    """The quiz's quoter: claim names -> lines quoting the database's latest engine run."""
+
+    def evidence_lines(claims: Sequence[str]) -> list[str]:
+        from drill.storage.engine_runs import latest_engine_run
+
+        return list(quote_evidence(list(claims), latest_engine_run(db)))
+
+    return evidence_lines

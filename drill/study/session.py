@@ -10,9 +10,9 @@ again; `!` suspends a question, `-` buries it until tomorrow. `q`, end of input 
 Ctrl-C all end with the summary.
 
 An answer never ends a session: a write the database refuses as busy is tried again
-for a while (`AnswerKeeper`), and an answer it still refuses is kept in the
-unsaved-answers file beside it, which the next quiz or interview merges
-(`merge_unsaved`). Under `ending_signals`, SIGTERM and SIGHUP end a session as Ctrl-C
+for a while, and an answer it still refuses is kept in the unsaved-answers file beside
+it, which the next quiz or interview merges (drill.study.answer_keeper). Under
+`ending_signals` (drill.study.signals), SIGTERM and SIGHUP end a session as Ctrl-C
 does, and none of the three cuts an answer's write short.
 """
 
@@ -22,35 +22,30 @@ import random
 import secrets
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from drill.bank.loader import eligible_questions
-from drill.errors import CardError, HistoryError, KvdrillError, StoreError
+from drill.bank.misconceptions import catalogue_entry
+from drill.errors import CardError, KvdrillError, StoreError
 from drill.kinds import kind_of
-from drill.srs import DEFAULT_RETENTION, iso, new_card_row, parse_iso, review_row
+from drill.serving.evidence import evidence_from_latest_run
+from drill.srs import iso, new_card_row, parse_iso, review_row
 from drill.storage.review_record import Review, params_text
 from drill.storage.reviews import (
     CardChange,
-    database_path,
     end_session,
     get_card,
     hold_card,
     last_ratings,
     load_cards,
-    lock_file,
     new_cards_since,
     performance_by_question,
-    record_answer,
-    rescue_review,
     start_session,
     undo,
-    unsaved_path,
 )
+from drill.study.answer_keeper import AnswerKeeper, Stored, why_not_saved
 from drill.study.days import DayClock
 from drill.study.deadline import capped_due
 from drill.study.plan import (
@@ -68,7 +63,8 @@ from drill.study.plan import (
     plan_review,
     refresh_learning,
 )
-from drill.study.screen import PLAIN, Screen, verdict_roles
+from drill.study.screen import verdict_roles
+from drill.study.session_io import SessionIO, SessionOptions
 from drill.study.session_text import (
     ANSWER_KEYS,
     RATING_KEYS,
@@ -80,44 +76,16 @@ from drill.study.session_text import (
     local_time,
     opening_line,
     parse_rating,
-    plural,
     render_summary,
 )
 from drill.study.settings import read_settings
+from drill.study.signals import (
+    deferred_signals,
+    raise_pending,
+)
 from drill.text import printable, stored_answer
 
-__all__ = [
-    "AnswerKeeper", "SessionIO", "SessionOptions", "SessionResult", "Terminated",
-    "ending_signals", "merge_unsaved", "plan_review", "run_session",
-]  # fmt: skip
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class SessionOptions:
-    topic: str | None = None
-    new_limit: int = 10  # new cards per day, counting those already introduced today
-    max_items: int = 20
-    seed: int | None = None  # None: a fresh random session
-    cram: bool = False  # practice only: reviews logged with cram=1, schedule untouched
-    retention: float = DEFAULT_RETENTION
-    fuzz: bool = True  # fsrs interval fuzzing; tests turn it off for exact due dates
-    learn_ahead: timedelta = timedelta(minutes=20)
-    leech_threshold: int = 8  # lapses that make a card a leech (0: never)
-    drill: str | None = None  # a misconception id: practise the questions that test it
-    interview: date | None = None  # bring cards back before this day (drill.study.deadline)
-
-
-@dataclass(frozen=True)
-class SessionIO:
-    read_line: Callable[[], str | None]  # one line without its newline; None at end of input
-    write: Callable[[str], None]  # text as given (newlines included)
-    now: Callable[[], datetime]  # UTC-aware
-    # a terminal's line editor: shows the prompt, reads one line (None at end of input)
-    # and keeps it in its history when told to; None: write the prompt, then read_line
-    read_prompted: Callable[[str, bool], str | None] | None = None
-    screen: Screen = PLAIN
+__all__ = ["run_session"]
 
 
 class _Stop(Exception):
@@ -133,292 +101,6 @@ class _Deps:
     make_instance: Callable[..., Any]
     grade: Callable[..., Any]
     evidence_lines: Callable[[Sequence[str]], list[str]]
-
-
-def _evidence_from_latest_run(db) -> Callable[[Sequence[str]], list[str]]:
-    def evidence_lines(claims: Sequence[str]) -> list[str]:
-        from drill.serving.evidence import quote_evidence
-        from drill.storage.engine_runs import latest_engine_run
-
-        return list(quote_evidence(list(claims), latest_engine_run(db)))
-
-    return evidence_lines
-
-
-def _misconception_name(misconception_id: str) -> str:
-    from drill.bank.misconceptions import catalogue_entry
-
-    return catalogue_entry(misconception_id).name
-
-
-# -- signals: SIGTERM and SIGHUP end a session as Ctrl-C does; none cuts a write short
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP during a session: taken as Ctrl-C is (the answer graded is
-    kept with the suggested rating, then the session ends with its summary)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-@dataclass
-class _Signals:
-    deferring: int = 0  # deferred_signals blocks open
-    pending: int | None = None  # the first signal that came during one
-
-
-_SIGNALS = _Signals()
-
-
-def _interruption(signum: int) -> KeyboardInterrupt:
-    import signal
-
-    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
-
-
-def _on_signal(signum: int, _frame: Any) -> None:
-    if _SIGNALS.deferring:
-        if _SIGNALS.pending is None:
-            _SIGNALS.pending = signum
-        return
-    raise _interruption(signum)
-
-
-@contextmanager
-def ending_signals() -> Iterator[None]:
-    """While the block runs (a quiz or an interview): SIGTERM and SIGHUP raise
-    `Terminated`, which the session takes as Ctrl-C, and SIGINT, SIGTERM or SIGHUP
-    coming during `deferred_signals` waits for `raise_pending`. A signal ignored when
-    the block starts (nohup, a background job's SIGINT) stays ignored; the previous
-    handlers come back afterwards. Outside the main thread it changes nothing."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    installed: dict[int, Any] = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        signum = getattr(signal, name, None)
-        if signum is None:  # Windows has no SIGHUP
-            continue
-        current = signal.getsignal(signum)
-        python_default = name != "SIGINT" or current is signal.default_int_handler
-        if current is signal.SIG_IGN or not python_default:
-            continue
-        installed[signum] = signal.signal(signum, _on_signal)
-    try:
-        yield
-    finally:
-        for signum, previous in installed.items():
-            signal.signal(signum, previous)
-        _SIGNALS.pending = None
-
-
-@contextmanager
-def deferred_signals() -> Iterator[None]:
-    """Hold back a signal that comes in the block (under `ending_signals`) until
-    `raise_pending`: an answer's write, and the session's count of it, are never cut
-    short."""
-    _SIGNALS.deferring += 1
-    try:
-        yield
-    finally:
-        _SIGNALS.deferring -= 1
-
-
-def signal_pending() -> bool:
-    return _SIGNALS.pending is not None
-
-
-def raise_pending() -> None:
-    """Raise what a signal held back by `deferred_signals` would have raised."""
-    if not _SIGNALS.deferring and _SIGNALS.pending is not None:
-        signum, _SIGNALS.pending = _SIGNALS.pending, None
-        raise _interruption(signum)
-
-
-# -- answers the database refuses
-
-# attempts beyond the first at a write the database refuses as busy; each waits out
-# SQLite's busy timeout (drill.storage.database.BUSY_TIMEOUT_MS, 10 s) for the lock
-BUSY_RETRIES = 3
-_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_FULL = 5, 6, 8, 13
-
-
-def _sqlite_code(exc: BaseException) -> tuple[int | None, str]:
-    """The primary SQLite result code behind a StoreError (None when unknown) and the
-    SQLite message."""
-    cause = exc.__context__
-    if not isinstance(cause, sqlite3.Error):
-        return None, ""
-    code = getattr(cause, "sqlite_errorcode", None)  # Python 3.11+
-    return (code & 0xFF if isinstance(code, int) else None), str(cause).lower()
-
-
-def is_busy(exc: BaseException) -> bool:
-    """Whether the database refused a write because another connection held its lock."""
-    code, text = _sqlite_code(exc)
-    if code is not None:
-        return code in (_SQLITE_BUSY, _SQLITE_LOCKED)
-    return "database is locked" in text or "database is busy" in text
-
-
-def why_not_saved(exc: BaseException) -> str:
-    """Why the database refused a write, in a few words."""
-    code, text = _sqlite_code(exc)
-    if is_busy(exc):
-        return "the database stayed busy (another kvdrill was writing to it)"
-    if code == _SQLITE_FULL or (code is None and "disk is full" in text):
-        return "the disk is full"
-    if code == _SQLITE_READONLY or (code is None and "readonly" in text):
-        return "the database is read-only"
-    return str(exc).rstrip(".")
-
-
-@dataclass(frozen=True)
-class Stored:
-    """What became of one answer: `change` when the database took it; else the lines that
-    say where it is kept, and `kept_in` the file (None: only printed)."""
-
-    change: CardChange | None
-    lines: tuple[str, ...] = ()
-    kept_in: Path | None = None
-
-
-@dataclass
-class AnswerKeeper:
-    """Writes a session's answers: a write the database refuses as busy is tried again
-    (BUSY_RETRIES times, saying once that it waits); an answer it still refuses is
-    appended to the unsaved-answers file beside it, or when even that fails, printed to
-    keep. Either way the session goes on."""
-
-    db: Any
-    tell: Callable[[str], None]  # one line to show while waiting
-    kept: int = 0  # answers in the unsaved-answers file
-    kept_in: Path | None = None
-    shown: int = 0  # answers only printed
-
-    def write(self, action: Callable[[], T]) -> T:
-        """`action()` (one write transaction), tried again while the database is busy;
-        a signal that comes meanwhile waits for its end (and ends the waiting)."""
-        attempt = 0
-        while True:
-            try:
-                with deferred_signals():
-                    return action()
-            except StoreError as exc:
-                if not is_busy(exc) or attempt >= BUSY_RETRIES or signal_pending():
-                    raise
-            if attempt == 0:
-                try:
-                    self.tell("The database is busy: another kvdrill is writing to it. Waiting...")
-                except OSError:
-                    pass  # the answer matters more than the news
-            attempt += 1
-
-    def record(
-        self, review: Review, reschedule, *, counted_correct: bool, leech_threshold: int = 0
-    ) -> Stored:
-        """Store one answer (drill.storage.reviews.record_answer), or keep it outside the
-        database."""
-        try:
-            change = self.write(lambda: record_answer(
-                self.db, review, reschedule, counted_correct=counted_correct,
-                leech_threshold=leech_threshold,
-            ))  # fmt: skip
-        except StoreError as exc:
-            with deferred_signals():
-                return self.rescue(review, why_not_saved(exc))
-        return Stored(change)
-
-    def rescue(self, review: Review, why: str) -> Stored:
-        try:
-            path = rescue_review(self.db, review)
-        except OSError:
-            from drill.storage.review_record import ENCODER
-
-            self.shown += 1
-            return Stored(None, (
-                "Your answer could not be saved, nor written beside the database. Keep this",
-                "line in a file and add it later with `kvdrill import FILE`:",
-                ENCODER.encode(review.record()),
-            ))  # fmt: skip
-        self.kept += 1
-        self.kept_in = path
-        return Stored(None, (
-            f"Not saved to the database: {why}. Your answer is kept in {path}; the next "
-            "`kvdrill quiz` adds it.",
-        ), path)  # fmt: skip
-
-
-def merge_unsaved(
-    db, scheduler, say: Callable[[str], None], warn: Callable[[str], None]
-) -> int:
-    """Merge the answers kept beside the database while it could not be written: its
-    unsaved-answers file (drill.storage.reviews.unsaved_path) and, for a database named
-    `STEM.db`, the older `STEM-unsaved.jsonl`. Each is imported by review id as
-    `kvdrill import` does (importing twice adds nothing) and removed once the import has
-    committed, under the lock the rescue writes under. A file that cannot be merged (a
-    bad line, a database still busy) is left as it is, with a one-line warning. Returns
-    the answers added."""
-    where = database_path(db)
-    if where is None:
-        return 0
-    files = [unsaved_path(where)]
-    if where.suffix == ".db":
-        files.append(where.with_name(f"{where.stem}-unsaved.jsonl"))
-    added = 0
-    for path in files:
-        count = _merge_file(db, path, scheduler, warn)
-        if count:
-            say(f"Merged {plural(count, 'answer')} saved while the database could not be "
-                f"written (from {path}).")  # fmt: skip
-        added += count
-    return added
-
-
-def _merge_file(db, path: Path, scheduler, warn: Callable[[str], None]) -> int:
-    if not path.is_file():  # none (the usual case); a folder or a device is no such file
-        return 0
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        warn(f"cannot read {path} ({exc.strerror}); the answers kept in it were not merged")
-        return 0
-    with handle:
-        if not lock_file(handle, path):
-            return 0  # another kvdrill merged it meanwhile
-        from drill.storage.history_in import import_history
-
-        try:
-            # only its questions' cards: the others keep their due dates (fuzz, caps)
-            result = import_history(db, path, scheduler, fmt="jsonl", only_its_questions=True)
-        except HistoryError as exc:
-            warn(f"{exc}; the answers kept in that file were not merged, and it is left as "
-                 "it is (mend that line, then `kvdrill import` the file)")  # fmt: skip
-            return 0
-        except (KvdrillError, sqlite3.Error) as exc:
-            warn(f"the answers kept in {path} were not merged yet: "
-                 f"{_merge_failure(exc, database_path(db) or path)}; "
-                 "they stay there")  # fmt: skip
-            return 0
-        try:
-            path.unlink()
-        except OSError as exc:
-            warn(f"merged {path} but cannot remove it ({exc.strerror}); merging it again "
-                 "adds nothing")  # fmt: skip
-    return result.added
-
-
-def _merge_failure(exc: BaseException, path: Path) -> str:
-    if isinstance(exc, sqlite3.Error):
-        from drill.storage.database import describe_sqlite_error
-
-        return describe_sqlite_error(exc, path)
-    return why_not_saved(exc)
 
 
 _COUNTERS = ("answered", "right", "wrong", "skipped", "suspended", "buried")
@@ -801,7 +483,7 @@ class _Session:
         from drill.study.leech import card_lapse_cause, leech_lines
 
         cause = card_lapse_cause(self.db, question_id, self.scheduler)
-        name = _misconception_name(cause.misconception) if cause.misconception else None
+        name = catalogue_entry(cause.misconception).name if cause.misconception else None
         self.say(*leech_lines(question_id, cause, name), roles=["mistake", None])
 
 
@@ -829,7 +511,7 @@ def run_session(
 
     deps = _Deps(
         make_instance or draw, grade or grade_answer,
-        evidence_lines or _evidence_from_latest_run(db),
+        evidence_lines or evidence_from_latest_run(db),
     )  # fmt: skip
     # the user's FSRS parameters (kvdrill optimize) at the session's retention
     scheduler = read_settings(db).scheduler(options.retention, fuzz=options.fuzz)
@@ -884,7 +566,7 @@ def run_session(
         scheduler, keeper,
     )  # fmt: skip
     soon = coming(queue, started, options.learn_ahead) - len(plan)
-    drill_name = _misconception_name(options.drill) if options.drill else ""
+    drill_name = catalogue_entry(options.drill).name if options.drill else ""
     try:
         session.say(opening_line([item.why for item in plan], soon, mode, drill_name))
         session.run()
