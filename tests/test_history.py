@@ -8,10 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drill.cli import cli
+from drill.errors import HistoryError
 from drill.srs import iso, make_scheduler
 from drill.storage.database import open_db
-from drill.storage.history_in import HistoryError, detect_format, import_history
+from drill.storage.history_in import import_history
 from drill.storage.history_out import export_history
+from drill.storage.history_read import detect_format
 from drill.storage.review_record import FIELDS, RecordError, Review, checked_values
 
 T0 = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from drill.errors import HistoryError
 from drill.srs import iso, make_scheduler
-from drill.storage import history_in as history
+from drill.storage import history_read
 from drill.storage.database import open_db
 from drill.storage.history_in import import_history, rebuild_cards
 from drill.storage.review_record import FIELDS, RecordError, checked_values, plain_values
@@ -71,11 +71,18 @@ def careful(line: str):
         return str(exc)
 
 
+def numbered_values(path, fmt):
+    """(line, column values in FIELDS order) of each record of a history file, as an
+    import reads them."""
+    with history_read.Source(path) as source:
+        yield from history_read.record_values(source, path, history_read.resolve_format(source, fmt))
+
+
 def imported(tmp_path, line: str):
     path = tmp_path / "one.jsonl"
     path.write_bytes(line.encode("utf-8", "surrogatepass") + b"\n")
     try:
-        got = list(history._numbered_values(path, "jsonl"))
+        got = list(numbered_values(path, "jsonl"))
     except HistoryError as exc:
         return str(exc).split(": ", 1)[1]
     return got[0][1] if got else None
@@ -234,12 +241,12 @@ def test_a_failed_bulk_import_keeps_the_review_indexes(tmp_path):
 
 
 def test_lines_are_read_in_blocks_and_a_long_line_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(history, "READ_BYTES", 64)  # lines straddle the blocks
+    monkeypatch.setattr(history_read, "READ_BYTES", 64)  # lines straddle the blocks
     records = [exported(n) for n in range(5)]
     write(tmp_path / "h.jsonl", records)
-    values = [v for _, v in history._numbered_values(tmp_path / "h.jsonl", "jsonl")]
+    values = [v for _, v in numbered_values(tmp_path / "h.jsonl", "jsonl")]
     assert values == [checked_values(r) for r in records]
-    monkeypatch.setattr(history, "MAX_LINE_BYTES", 200)
+    monkeypatch.setattr(history_read, "MAX_LINE_BYTES", 200)
     with pytest.raises(HistoryError, match=r"h.jsonl:1: the line is longer than 1 MiB"):
-        list(history._numbered_values(tmp_path / "h.jsonl", "jsonl"))
+        list(numbered_values(tmp_path / "h.jsonl", "jsonl"))
     assert FIELDS[0] == "id"

@@ -25,7 +25,8 @@ import pytest
 from drill.errors import HistoryError
 from drill.srs import iso, make_scheduler
 from drill.storage.database import open_db
-from drill.storage.history_in import READ_BYTES, import_history
+from drill.storage.history_in import import_history
+from drill.storage.history_read import READ_BYTES
 from drill.storage.review_record import FIELDS
 
 SCHED = make_scheduler(fuzz=False)

@@ -14,8 +14,6 @@ from drill.reports.stats import (
     frequent_misconceptions,
     heatmap_level,
     question_figures,
-    render_heatmap,
-    render_text,
     retention,
     reviews_per_day,
     streak,
@@ -23,6 +21,7 @@ from drill.reports.stats import (
     weakest,
     weekly_retention,
 )
+from drill.reports.stats_text import render_heatmap, render_text
 from drill.srs import iso, make_scheduler, new_card_row
 from drill.storage.database import open_db
 from drill.study.days import DayClock

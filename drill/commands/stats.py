@@ -98,7 +98,8 @@ def stats(
     db_path: Path | None,
     now_text: str | None,
 ):
-    from drill.reports.stats import collect_stats, render_text
+    from drill.reports.stats import collect_stats
+    from drill.reports.stats_text import render_text
     from drill.study.settings import read_settings
     from drill.text import escape_json_controls
 

@@ -68,7 +68,7 @@ def held_records(db, rows, now_iso: str) -> list[dict]:
 
 
 def render_held(records: list[dict]) -> str:
-    from drill.reports.stats import text_table
+    from drill.reports.stats_text import text_table
     from drill.text import printable
 
     if not records:

@@ -24,12 +24,10 @@ from drill.reports.stats import (
     HEATMAP_WEEKS,
     MATURE_DAYS,
     collect_stats,
-    counted,
     forecast,
-    percent,
-    reviews_due_before,
     weekly_retention,
 )
+from drill.reports.stats_text import counted, percent, reviews_due_before
 from drill.storage.sqlite_library import Database
 from drill.study.days import UTC_DAYS, DayClock
 from drill.text import printable

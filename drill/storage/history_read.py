@@ -1,0 +1,370 @@
+"""Reading a review history file: JSON Lines or CSV, one record per review, each checked.
+
+A record holds the fields of `drill.storage.review_record.Review`, in its order (FIELDS); that module
+documents and checks them.
+
+JSON Lines: one JSON object per line; blank lines are skipped; fields other than these
+are an error. CSV: a header row naming the columns (any order; the four required ones
+must be present), then one row per review; an empty cell is null, `correct` and `cram` are
+`true`/`false` (or 1/0), `params` is the object as JSON text; one leading `'` is taken
+off a text cell (question_id, answer, unit, misconception, session_id), the mark an export
+puts before text a spreadsheet could run as a formula, before `'` itself and as empty
+text (drill.storage.history_out). Files are UTF-8.
+
+Limits: a line of at most MAX_LINE_BYTES (1 MiB), read in bounded chunks; JSON nested at
+most 64 levels deep, without NaN or Infinity; an `answer` of at most MAX_ANSWER_CHARS
+(10,000) characters; other text fields of at most MAX_NAME_CHARS (1,000) characters,
+without control characters; `reviewed_at` in the years 1970 to 9000 (drill.moments); see drill.storage.review_record.
+
+The file is opened once and read once from the start, so a pipe, a FIFO, /dev/stdin or
+a process substitution imports as a file does (`Source`).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import stat
+import tempfile
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+import orjson
+
+from drill.errors import HistoryError
+from drill.json_input import JSONInputError, parse_json
+from drill.storage.history_out import CSV_TEXT_FIELDS
+from drill.storage.review_record import (
+    FIELDS,
+    MAX_NAME_CHARS,
+    REQUIRED,
+    RecordError,
+    checked_values,
+    plain_values,
+)
+
+FORMATS = ("jsonl", "csv")
+MAX_LINE_BYTES = 1024 * 1024  # one record's line (a CSV row may span lines)
+READ_BYTES = 8 * 1024 * 1024  # a file is read this much at a time
+
+
+class _Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+DETECT_BYTES = 4096  # the format is told from the first non-blank byte of this much
+
+
+def detect_format(path: Path, head: bytes | None = None) -> str:
+    """`jsonl` or `csv`, from the file's extension, else from its first non-blank byte
+    (in `head`, the file's first bytes when the caller has read them already)."""
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    if suffix == ".csv":
+        return "csv"
+    if head is None:
+        with path.open("rb") as fh:
+            head = fh.read(DETECT_BYTES)
+    head = head[:DETECT_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return "jsonl" if head.startswith(b"{") else "csv"
+
+
+class Source:
+    """A history file, opened once and read once from the start.
+
+    Its first bytes are read ahead (to tell the format, and for a stream whether it is
+    big) and handed out again in front of the rest. A file that is not a regular file (a
+    pipe, a FIFO, /dev/stdin, a process substitution) cannot be read a second time:
+    what is read of it is copied, as it is read, into an anonymous temporary file in the
+    temporary folder, so the copy never holds more than the import has read. `again()`
+    reads from the start once more (an error for an id twice in the file names the ids
+    of both lines): the regular file itself, or that copy. Every message names `path`,
+    the path the user gave.
+    """
+
+    def __init__(self, path: Path, ahead: int = DETECT_BYTES) -> None:
+        self.path = path
+        try:
+            self.fh = path.open("rb")
+        except OSError as exc:
+            raise HistoryError(f"cannot read {path}: {exc.strerror}") from None
+        try:
+            info = os.fstat(self.fh.fileno())
+            self.regular = stat.S_ISREG(info.st_mode)
+            self.copy: IO[bytes] | None = None if self.regular else self._temporary()
+            # a regular file's size is known; a stream is as big as what is read ahead
+            self.head = self._read(DETECT_BYTES if self.regular else max(ahead, DETECT_BYTES))
+            self.size = info.st_size if self.regular else len(self.head)
+        except BaseException:
+            self.close()
+            raise
+
+    def _temporary(self) -> IO[bytes]:
+        try:
+            return tempfile.TemporaryFile(prefix="kvdrill-import-")
+        except OSError as exc:
+            raise self._copy_error(exc) from None
+
+    def _copy_error(self, exc: OSError) -> HistoryError:
+        return HistoryError(
+            f"cannot copy {self.path} into the temporary folder {tempfile.gettempdir()}"
+            f" as it is read: {exc.strerror}"
+        )
+
+    def _read(self, size: int) -> bytes:
+        try:
+            data = self.fh.read(size)
+        except OSError as exc:
+            raise HistoryError(f"cannot read {self.path}: {exc.strerror}") from None
+        if self.copy is not None and data:
+            try:
+                self.copy.write(data)
+            except OSError as exc:
+                raise self._copy_error(exc) from None
+        return data
+
+    def read(self, size: int) -> bytes:
+        """Up to `size` bytes (the bytes read ahead first, however many); b"" at the end."""
+        if self.head:
+            data, self.head = self.head, b""
+            return data
+        return self._read(size)
+
+    def again(self) -> IO[bytes]:
+        """The file's bytes from the start, once more."""
+        again = self.fh if self.copy is None else self.copy
+        try:
+            again.seek(0)
+        except OSError as exc:
+            raise HistoryError(f"cannot read {self.path} again: {exc.strerror}") from None
+        return again
+
+    def close(self) -> None:
+        for fh in (getattr(self, "copy", None), getattr(self, "fh", None)):
+            if fh is not None:
+                fh.close()
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _line_blocks(fh: _Readable, path: Path) -> Iterator[tuple[int, list[bytes]]]:
+    """(number of the first line, the lines) of each block the file is read in, every
+    line ending in its newline (the last one may have none). The file is read READ_BYTES
+    at a time, and a line longer than MAX_LINE_BYTES stops it, so memory stays bounded."""
+    number, tail = 1, b""
+    while block := fh.read(READ_BYTES):
+        lines = (tail + block).split(b"\n")
+        tail = lines.pop()
+        for index, line in enumerate(lines):
+            if len(line) >= MAX_LINE_BYTES:
+                raise HistoryError(f"{path}:{number + index}: the line is longer than 1 MiB")
+        if len(tail) > MAX_LINE_BYTES:
+            raise HistoryError(f"{path}:{number + len(lines)}: the line is longer than 1 MiB")
+        if lines:
+            yield number, [line + b"\n" for line in lines]
+            number += len(lines)
+    if tail:
+        yield number, [tail]
+
+
+def _raw_lines(fh: _Readable, path: Path) -> Iterator[tuple[int, bytes]]:
+    """(number, bytes) of each line."""
+    for first, lines in _line_blocks(fh, path):
+        yield from enumerate(lines, start=first)
+
+
+def _text(number: int, raw: bytes, path: Path) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HistoryError(f"{path}:{number}: not UTF-8 text") from None
+    return text.removeprefix("\ufeff") if number == 1 else text
+
+
+def _decoded_lines(fh: _Readable, path: Path) -> Iterator[str]:
+    """The file's lines as text."""
+    for number, raw in _raw_lines(fh, path):
+        yield _text(number, raw, path)
+
+
+# A line that orjson may read and drill.storage.review_record.plain_values check is short enough that no
+# text in it is too long, and holds no backslash (so no escape: no control character, no
+# surrogate, no quote inside a text), DEL or C1 control character (U+0080..U+009F, which
+# UTF-8 writes as C2 80..C2 9F).
+_C1 = re.compile(rb"\xc2[\x80-\x9f]")
+
+
+def _plain(raw: bytes) -> bool:
+    return (
+        len(raw) <= MAX_NAME_CHARS
+        and b"\\" not in raw
+        and b"\x7f" not in raw
+        and (b"\xc2" not in raw or not _C1.search(raw))
+    )
+
+
+def _jsonl_values(fh: _Readable, path: Path) -> Iterator[tuple[int, tuple]]:
+    """(line, checked column values) of each record of a JSON Lines file.
+
+    A line as `kvdrill export` writes it takes the fast road: orjson reads it and
+    plain_values checks it. Any other line (or one the fast road turns down) is read by
+    drill.json_input and checked by checked_values, whose messages name what is wrong.
+    """
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    for first, lines in _line_blocks(fh, path):
+        for number, raw in enumerate(lines, start=first):
+            if _plain(raw):
+                try:
+                    record = loads(raw)
+                except decode_error:
+                    record = None
+                if type(record) is dict:
+                    values = plain_values(record)
+                    if values is not None:
+                        yield number, values
+                        continue
+            values = _slow_jsonl_line(number, raw, path)
+            if values is not None:
+                yield number, values
+
+
+def _slow_jsonl_line(number: int, raw: bytes, path: Path) -> tuple | None:
+    """One line read by drill.json_input and checked by checked_values (None if blank)."""
+    line = _text(number, raw, path)
+    if not line.strip():
+        return None
+    try:
+        record = parse_json(line)
+    except JSONInputError as exc:
+        raise HistoryError(f"{path}:{number}: not valid JSON ({exc.reason})") from None
+    if not isinstance(record, dict):
+        raise HistoryError(f"{path}:{number}: expected a JSON object per line")
+    return _checked(record, number, path)
+
+
+def _checked(record: Any, number: int, path: Path) -> tuple:
+    try:
+        return checked_values(record)
+    except RecordError as exc:
+        raise HistoryError(f"{path}:{number}: {exc}") from None
+
+
+def _csv_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]]:
+    reader = csv.reader(lines, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        header = [h.strip() for h in header]
+        bad = [h for h in header if h not in FIELDS]
+        if bad:
+            raise HistoryError(f"{path}:1: unknown column {bad[0]!r}")
+        missing = [h for h in REQUIRED if h not in header]
+        if missing:
+            raise HistoryError(f"{path}:1: the header has no {missing[0]!r} column")
+        # the text cells an export made inert for a spreadsheet: one leading ' comes off
+        texts = [h for h in header if h in CSV_TEXT_FIELDS]
+        start = reader.line_num + 1
+        for cells in reader:
+            number, start = start, reader.line_num + 1
+            if not any(c.strip() for c in cells):
+                continue
+            if len(cells) != len(header):
+                raise HistoryError(
+                    f"{path}:{number}: {len(cells)} cells, the header has {len(header)}"
+                )
+            record = {h: (c if c != "" else None) for h, c in zip(header, cells, strict=True)}
+            for name in texts:
+                text = record[name]
+                if text is not None and text[:1] == "'":
+                    record[name] = text[1:]
+            yield number, record
+    except csv.Error as exc:
+        raise HistoryError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
+
+
+def record_values(fh: _Readable, path: Path, fmt: str) -> Iterator[tuple[int, tuple]]:
+    """(line, column values in FIELDS order) of each record read from `fh`, a history
+    file of format `fmt` that messages call `path`."""
+    if fmt == "jsonl":
+        yield from _jsonl_values(fh, path)
+        return
+    for number, record in _csv_records(_decoded_lines(fh, path), path):
+        yield number, _checked(record, number, path)
+
+
+def resolve_format(source: Source, fmt: str | None) -> str:
+    fmt = fmt or detect_format(source.path, source.head)
+    if fmt not in FORMATS:
+        raise HistoryError(f"unknown history format {fmt!r}; use jsonl or csv")
+    return fmt
+
+
+class SeenIds:
+    """The ids of one file, to tell a repeated record from one that contradicts it.
+
+    Per record, a hash of its id, a hash of the whole record and its line go into
+    arrays of machine integers (20 bytes a record: a million records take 20 MB
+    where a dict would take 150); `repeats` compares them once the file is read.
+    """
+
+    def __init__(self) -> None:
+        self.ids, self.records, self.lines = array("q"), array("q"), array("q")
+
+    def add(self, number: int, values: tuple) -> None:
+        """One record: its line and its values in FIELDS order (the id first)."""
+        self.ids.append(hash(values[0]))
+        self.records.append(hash(values))
+        self.lines.append(number)
+
+    def repeats(self) -> tuple[int, list[tuple[int, int]]]:
+        """(how many records repeat an earlier one exactly, and (first line, later line)
+        of each later record whose id hash matches an earlier one but whose content
+        does not), later lines in file order."""
+        if len(self.ids) < 2:
+            return 0, []
+        import numpy as np
+
+        ids = np.frombuffer(self.ids, dtype=np.int64)
+        records = np.frombuffer(self.records, dtype=np.int64)
+        lines = np.frombuffer(self.lines, dtype=np.int64)
+        order = np.argsort(ids, kind="stable")  # equal ids stay in file order
+        starts_group = np.concatenate(([True], ids[order][1:] != ids[order][:-1]))
+        first = order[np.flatnonzero(starts_group)[np.cumsum(starts_group) - 1]]
+        later = order[~starts_group]
+        first = first[~starts_group]
+        same = records[later] == records[first]
+        pairs = sorted(zip(lines[later[~same]].tolist(), lines[first[~same]].tolist(), strict=True))
+        return int(same.sum()), [(a, b) for b, a in pairs]
+
+
+def _ids_at(source: Source, fmt: str, wanted: set[int]) -> dict[int, str]:
+    """The review ids on the lines `wanted` (read again, for an error message)."""
+    return {
+        number: values[0]
+        for number, values in record_values(source.again(), source.path, fmt)
+        if number in wanted
+    }
+
+
+def check_repeats(source: Source, fmt: str, seen: SeenIds) -> int:
+    """How many records repeat an earlier one exactly; HistoryError for an id whose
+    records differ, naming both lines."""
+    identical, suspects = seen.repeats()
+    if suspects:
+        ids = _ids_at(source, fmt, {line for pair in suspects for line in pair})
+        for first, later in suspects:
+            if ids[first] == ids[later]:  # not two ids with one hash
+                raise HistoryError(
+                    f"{source.path}:{later}: review id {ids[later]} also on line {first} "
+                    "with different content"
+                )
+    return identical
