@@ -206,3 +206,29 @@ def test_torch_lives_only_where_the_architecture_says():
 def test_at_most_fifteen_modules_stay_directly_in_drill():
     flat = sorted(p.name for p in (ROOT / "drill").glob("*.py"))
     assert len(flat) <= 15, flat
+
+
+def test_writing_a_sheet_to_a_file_loads_neither_sqlite_utils_nor_torch(tmp_path):
+    """An output file is checked against databases from their headers alone
+    (drill.storage.files), so a command that only writes one never loads sqlite-utils."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from drill.cli import main\n"
+        f"sys.argv = ['kvdrill', 'sheet', '--seed', '1', '-o', {str(tmp_path / 's.md')!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code in (0, None), exc.code\n"
+        "print('HEAVY', sorted(m for m in ('torch', 'sqlite_utils') if m in sys.modules))\n"
+    )
+    env = {"KVDRILL_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+        cwd=ROOT,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("HEAVY []")
+    assert (tmp_path / "s.md").read_text(encoding="utf-8").startswith("# kvdrill mock interview\n")
