@@ -134,8 +134,8 @@ def test_csv_header_and_cells(filled):
     assert lines[1] == (
         "00000000-0000-0000-0000-000000000001,kv-bytes-per-token,"
         "2026-10-01T09:00:00.000000+00:00,3,true,2*32*8*128*2 B,8400,12345,"
-        '"{""layers"":32,""model"":""Llama, \\""3\\"" 8B""}",0.30000000000000004,bytes,,s1,false'
-    )
+        '"{""layers"":32,""model"":""Llama, \\""3\\"" 8B""}",0.30000000000000004,bytes,,s1,false,'
+    )  # the last cell: ticks, null for a numeric answer
 
 
 def test_importing_twice_adds_nothing(filled, tmp_path):

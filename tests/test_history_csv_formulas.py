@@ -79,7 +79,7 @@ def test_an_answer_cell_by_hand(tmp_path, answer, cell, line):
     text = csv_export(db)
     assert text.split("\n", 1)[1] == (
         f"00000000-0000-0000-0000-000000000001,q,{iso(T0 + timedelta(minutes=1))},3,,{line},"
-        ",,,,,,,false\n"
+        ",,,,,,,false,\n"  # the last cell: ticks, null
     )
     assert cells(text)[0]["answer"] == cell
     path = tmp_path / "h.csv"
@@ -107,7 +107,7 @@ def test_every_text_column_is_neutralised_and_numbers_stay_numbers(tmp_path):
     text = csv_export(db)
     assert text.split("\n", 1)[1] == (
         "00000000-0000-0000-0000-000000000002,'=cmd|' /C calc'!A0,"
-        f"{iso(T0 + timedelta(minutes=2))},3,,'-3,0,-3,,-3.0,'+bytes,'@mistake,''s1,false\n"
+        f"{iso(T0 + timedelta(minutes=2))},3,,'-3,0,-3,,-3.0,'+bytes,'@mistake,''s1,false,\n"
     )
     path = tmp_path / "h.csv"
     path.write_text(text, encoding="utf-8", newline="")

@@ -107,6 +107,7 @@ def reviews(draw):
                 "misconception": draw(st.one_of(st.none(), _name)),
                 "session_id": draw(st.one_of(st.none(), _name)),
                 "cram": draw(st.sampled_from([0, 1])),
+                "ticks": draw(st.one_of(st.none(), st.from_regex(r"[01]{1,16}", fullmatch=True))),
             }
         )
     return rows
@@ -143,12 +144,12 @@ def test_awkward_values_by_hand(tmp_path):
         '"reviewed_at":"2026-10-01T09:00:00.000000+00:00","rating":2,"correct":false,'
         '"answer":"line one\\r\\nline two, \u00e9\\u0001\x7f","duration_ms":null,"seed":null,'
         '"params":{"a":"\u00e9","b":1e+16,"c":[1,2]},"expected":1e-05,"unit":null,'
-        '"misconception":null,"session_id":null,"cram":true}\n'
+        '"misconception":null,"session_id":null,"cram":true,"ticks":null}\n'
     )
     assert export(db, "csv").splitlines(keepends=True)[1:] == [
         '00000000-0000-0000-0000-000000000007,"q, ""quoted""",'
         '2026-10-01T09:00:00.000000+00:00,2,false,"line one\r\n',
-        'line two, \u00e9\x01\x7f",,,"{""a"":""\u00e9"",""b"":1e+16,""c"":[1,2]}",1e-05,,,,true\n',
+        'line two, \u00e9\x01\x7f",,,"{""a"":""\u00e9"",""b"":1e+16,""c"":[1,2]}",1e-05,,,,true,\n',
     ]
 
 
@@ -200,5 +201,5 @@ def test_an_answer_holding_a_nul_is_quoted_as_csv_writer_quotes_it(tmp_path, ans
     row.update(id=str(uuid.UUID(int=3)), question_id="q", reviewed_at=iso(T0), rating=1, cram=0)
     db["reviews"].insert({**row, "answer": answer})
     line = export(db, "csv").split("\n", 1)[1]
-    assert line == f"00000000-0000-0000-0000-000000000003,q,{iso(T0)},1,,{cell},,,,,,,,false\n"
+    assert line == f"00000000-0000-0000-0000-000000000003,q,{iso(T0)},1,,{cell},,,,,,,,false,\n"
     assert export(db, "csv") == reference(db, "csv")

@@ -50,6 +50,7 @@ def record(n: int, answer_chars: int = 20) -> dict:
         "misconception": None,
         "session_id": "s1",
         "cram": False,
+        "ticks": None,
     }
 
 
@@ -145,7 +146,7 @@ def test_a_bad_csv_row_deep_in_a_large_pipe_names_dev_stdin_and_its_line(tmp_pat
     db = tmp_path / "k.db"
     done = import_from_pipe(db, b"\n".join(data), tmp_path / "tmp")
     assert (done.returncode, done.stdout) == (1, b"")
-    assert done.stderr.decode() == "Error: /dev/stdin:996: 3 cells, the header has 14\n"
+    assert done.stderr.decode() == "Error: /dev/stdin:996: 3 cells, the header has 15\n"
     assert count(db) == 0
 
 

@@ -692,3 +692,61 @@ def test_a_rowid_no_review_has_inside_a_damaged_page_is_not_counted(tmp_path):
         f" file still lists: rowids {around[0] + 1:,}-{around[-1] + 1:,} ({len(held)} of them),"
         f" answered {days_of(held)}. {PUT_BACK.format(out)}\n"
     )
+
+
+# ------------------------------------------------------------------ files of an older schema
+
+
+def schema_5_file(path: Path, numbers: range) -> Path:
+    """A kvdrill database as kvdrill left it before migration m006 added `ticks`."""
+    from sqlite_utils import Database
+
+    from drill.storage.files import APPLICATION_ID
+    from drill.storage.migrations import migrations
+
+    db = Database(path)
+    migrations.apply(db, stop_before="m006_review_ticks")
+    db.execute("pragma user_version = 5")
+    db.execute(f"pragma application_id = {APPLICATION_ID}")
+    db["reviews"].insert_all(review(n) for n in numbers)
+    db.conn.commit()
+    db.conn.close()
+    return settle(path)
+
+
+def test_a_damaged_file_from_before_ticks_is_salvaged_whole(tmp_path):
+    """Its table has no `ticks` column: the SQL reads and the pages both read it as null."""
+    db = schema_5_file(tmp_path / "k.db", range(300))
+    data = bytearray(db.read_bytes())
+    put_page(data, root_page(db, "reviews"), bytes(PAGE))  # the table's root page zeroed
+    db.write_bytes(bytes(data))
+    result, out = salvaged(tmp_path, db)
+    assert result.exit_code == 0, result.output
+    assert markers(out) == list(range(300))
+    first = json.loads(saved_lines(out)[0])
+    assert (first["id"], first["ticks"], len(first)) == (str(uuid.UUID(int=1)), None, 15)
+
+
+def test_rows_from_before_and_after_ticks_are_read_from_the_pages(tmp_path):
+    """Rows written before `alter table ... add column` keep 14 values in their records;
+    the reader takes the missing last one as null, as SQLite does."""
+    db = schema_5_file(tmp_path / "k.db", range(200))
+    open_db(db).conn.close()  # a command that writes: migrated to the schema with ticks
+    conn = sqlite3.connect(db)
+    later = [dict(review(n), ticks="101") for n in range(200, 400)]
+    conn.executemany(
+        "insert into reviews (id, question_id, reviewed_at, rating, correct, answer, cram, ticks)"
+        " values (:id, :question_id, :reviewed_at, :rating, :correct, :answer, :cram, :ticks)",
+        later,
+    )
+    conn.commit()
+    conn.close()
+    settle(db)
+    data = bytearray(db.read_bytes())
+    put_page(data, root_page(db, "reviews"), bytes(PAGE))
+    db.write_bytes(bytes(data))
+    result, out = salvaged(tmp_path, db)
+    assert result.exit_code == 0, result.output
+    assert markers(out) == list(range(400))
+    ticks = [json.loads(line)["ticks"] for line in saved_lines(out)]
+    assert ticks == [None] * 200 + ["101"] * 200

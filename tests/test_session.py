@@ -299,6 +299,7 @@ def test_a_right_numeric_answer_is_stored_with_its_draw_and_scheduled_ten_minute
         "duration_ms": 20_000,
         "session_id": result.session_id,
         "cram": 0,
+        "ticks": None,  # a numeric answer: no key points to tick
     }
     assert get_card(db, "qf-kv-bytes") == {
         "question_id": "qf-kv-bytes",

@@ -50,11 +50,11 @@ def test_the_reviews_table_has_the_review_records_fields_in_order(tmp_path):
     columns = [row[1] for row in db.execute("pragma table_info(reviews)")]
     assert columns == [
         "id", "question_id", "reviewed_at", "rating", "correct", "answer", "seed", "params",
-        "expected", "unit", "misconception", "duration_ms", "session_id", "cram",
+        "expected", "unit", "misconception", "duration_ms", "session_id", "cram", "ticks",
     ]  # fmt: skip
     # the record lists duration_ms after answer; the insert names every column
     assert FIELDS == (
         "id", "question_id", "reviewed_at", "rating", "correct", "answer", "duration_ms",
-        "seed", "params", "expected", "unit", "misconception", "session_id", "cram",
+        "seed", "params", "expected", "unit", "misconception", "session_id", "cram", "ticks",
     )  # fmt: skip
     assert set(columns) == set(FIELDS)

@@ -97,7 +97,7 @@ def _csv_sql() -> str:
     }
     # integers never need quotes, and neither do the id and the time: every record is
     # checked on its way in (drill.storage.review_record), and they are stored in their canonical forms
-    for name in ("id", "reviewed_at", "rating", "duration_ms", "seed"):
+    for name in ("id", "reviewed_at", "rating", "duration_ms", "seed", "ticks"):
         cells[name] = name
     # printf writes NULL as an empty cell; but it stops at a NUL character, which only an
     # answer may hold, so the answer is joined in with ||. glob stops there too: an answer

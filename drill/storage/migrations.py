@@ -26,7 +26,7 @@ from drill.storage.files import APPLICATION_ID
 from drill.storage.sqlite_library import Database, Migrations
 
 # Bump with every migration appended below; it is written to PRAGMA user_version.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 migrations = Migrations("kvdrill")
 
@@ -188,6 +188,17 @@ def m005_card_holds_and_undo(db: Database) -> None:
         " delete from question_counts where question_id = old.question_id and reviews <= 0;"
         " end"
     )
+
+
+@migrations()
+def m006_review_ticks(db: Database) -> None:
+    """The key points a concept answer was ticked for, as the user left them (the grader
+    ticks, the user may toggle): text of one character per key point in the question's
+    order, 1 ticked and 0 not; null for every other review. Rows stored before keep null.
+    Salvage and import read files without the column."""
+    have = {row[1] for row in db.execute("pragma table_info(reviews)").fetchall()}
+    if "ticks" not in have:
+        db.execute("alter table reviews add column ticks text")
 
 
 def database_kind(conn: sqlite3.Connection, path: Path) -> str:

@@ -17,7 +17,7 @@ import json
 import math
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -179,6 +179,23 @@ def _text(name: str, max_chars: int = MAX_NAME_CHARS, *, controls: bool = False)
     return check
 
 
+MAX_TICKS = 16  # the most key points a question may have ticks for
+
+
+_TICKS = re.compile(rf"[01]{{1,{MAX_TICKS}}}\Z")
+
+
+def _ticks(value: Any) -> str:
+    if isinstance(value, str) and _TICKS.match(value):
+        return value
+    raise RecordError(f"ticks must be 1 to {MAX_TICKS} characters of 0 and 1, not {_shown(value)}")
+
+
+def ticks_text(ticks: Sequence[bool]) -> str:
+    """The stored form of a concept answer's ticks: "101" for (True, False, True)."""
+    return "".join("1" if tick else "0" for tick in ticks)
+
+
 # ------------------------------------------------------------------ the record
 
 
@@ -232,6 +249,11 @@ class Review:
     cram: int = _column(
         "true for practice that left the schedule alone (default false)",
         _boolean("cram"), default=0,
+    )  # fmt: skip
+    ticks: str | None = _column(
+        "concept answers: the key points ticked, one character per point in\n"
+        "the question's order (1 ticked, 0 not), e.g. \"101\"; else null",
+        _ticks, default=None,
     )  # fmt: skip
 
     def values(self) -> tuple:
@@ -340,9 +362,12 @@ def plain_values(record: Mapping[str, Any]) -> tuple | None:
         params = _plain_params(params)
         if params is None:
             return None
+    ticks = get("ticks")
+    if ticks is not None and (type(ticks) is not str or not _TICKS.match(ticks)):
+        return None
     return (
         ident, question, moment, rating, correct, answer,
-        duration, seed, params, expected, unit, misconception, session, int(cram),
+        duration, seed, params, expected, unit, misconception, session, int(cram), ticks,
     )  # fmt: skip
 
 

@@ -43,14 +43,17 @@ def unnamed_spans(spans: list[tuple[int, int]], named: list[int]) -> Iterator[tu
 
 
 def table_rows(
-    conn: sqlite3.Connection, low: int, high: int, unreadable: list[tuple[int, int]]
+    conn: sqlite3.Connection,
+    low: int,
+    high: int,
+    unreadable: list[tuple[int, int]],
+    columns: str = ", ".join(FIELDS),
 ) -> Iterator[tuple]:
     """Every row that reads (its rowid first), chunk by chunk from `low` to `high`. A
     chunk that fails is halved down to single rowids, which are added to `unreadable`;
     after each chunk the next rowid that exists is looked up, so a gap in the rowids
     costs one query, not one per chunk. After MAX_FAILED_READS failed reads the rest is
-    given up as unreadable."""
-    columns = ", ".join(FIELDS)
+    given up as unreadable. `columns`: the select list of the review's fields."""
     scan = f"select rowid, {columns} from reviews where rowid between ? and ?"
     # one rowid is looked up, not scanned: a scan steps on to the next row to see the
     # range is over, and that row may be on the damaged page

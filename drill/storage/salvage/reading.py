@@ -19,7 +19,7 @@ from drill.storage.salvage.ranges import (
     unnamed_spans,
 )
 from drill.storage.salvage.result import LostRange, Salvage
-from drill.storage.salvage.schema import IDENTITY, IndexInfo, Schema, quoted
+from drill.storage.salvage.schema import IDENTITY, IndexInfo, Schema, quoted, select_list
 from drill.storage.sqlite_pages import (
     INDEX_INTERIOR,
     INDEX_LEAF,
@@ -57,9 +57,11 @@ class Reading:
         self._orphans_found: tuple[list[tuple[int, int]], bool] | None = None
         self.live: dict[int, Cell] = {}  # rowid -> where the table's own cell for it lies
         order = {name: i for i, name in enumerate(schema.columns)}
-        # a row read from the pages is taken only in the table's own column order
-        self.shaped = set(schema.columns) == set(FIELDS) and len(schema.columns) == len(FIELDS)
-        self.order = tuple(order[name] for name in FIELDS) if self.shaped else ()
+        # a row read from the pages is taken only in the table's own column order; a field
+        # the table lacks (a file from before the migration that added it) reads as null
+        self.shaped = set(schema.columns) <= set(FIELDS) and set(IDENTITY) <= set(order)
+        self.order = tuple(order.get(name) for name in FIELDS) if self.shaped else ()
+        self.select = select_list(schema)
 
     def run(self) -> Salvage:
         # the indexes with the times first: an id is kept only where no time is known
@@ -233,7 +235,7 @@ class Reading:
         refused: list[tuple[int, tuple]] = []
         unreadable: list[tuple[int, int]] = []
         if bounds is not None:
-            for rowid, *values in table_rows(self.conn, *bounds, unreadable):
+            for rowid, *values in table_rows(self.conn, *bounds, unreadable, self.select):
                 if rowid in read:
                     continue
                 read.add(rowid)
@@ -260,8 +262,7 @@ class Reading:
     def _look_up(self, rowids: list[int]) -> Iterator[tuple]:
         """The rows of these rowids that read, one lookup each (a range scan may have
         stepped past them silently on a damaged page)."""
-        columns = ", ".join(FIELDS)
-        one = f"select rowid, {columns} from reviews where rowid = ?"
+        one = f"select rowid, {self.select} from reviews where rowid = ?"
         for rowid in rowids[:MAX_FAILED_READS]:
             try:
                 found = self.conn.execute(one, (rowid,)).fetchone()
@@ -325,12 +326,15 @@ class Reading:
             values = self.raw.record(payload)
         except PageError:
             return None
-        if len(values) != len(self.order) or any(type(v) is bytes for v in values):
+        width = len(self.schema.columns)
+        if not self.order or len(values) > width or any(type(v) is bytes for v in values):
             return None
+        # a record written before a column was added holds fewer values: the rest are null
+        values = list(values) + [None] * (width - len(values))
         for i in self.schema.reals:
             if type(values[i]) is int:
                 values[i] = float(values[i])
-        return rowid, tuple(values[i] for i in self.order)
+        return rowid, tuple(None if i is None else values[i] for i in self.order)
 
     def _from_pages(self, wanted: set[int]) -> None:
         """Rows of `wanted` rowids read from the table's pages directly: its own cells

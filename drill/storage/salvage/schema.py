@@ -53,6 +53,15 @@ def read_schema(conn: sqlite3.Connection) -> Schema:
     )
 
 
+def select_list(schema: Schema) -> str:
+    """The review's fields (FIELDS) as a SELECT reads them from this table: a column the
+    table lacks (a file from before the migration that added it) is read as null."""
+    from drill.storage.review_record import FIELDS
+
+    have = set(schema.columns)
+    return ", ".join(name if name in have else f"null as {name}" for name in FIELDS)
+
+
 def quoted(name: str) -> str:
     """A name from the schema as SQL quotes it (a damaged schema may hold anything)."""
     return '"' + name.replace('"', '""') + '"'
