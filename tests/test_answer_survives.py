@@ -163,7 +163,7 @@ def test_u_cannot_take_back_an_answer_the_database_refused(tmp_path, monkeypatch
     kept = tmp_path / "k.db-unsaved.jsonl"
     result = locked_quiz(monkeypatch, db, [
         "2 MiB", "",  # saved
-        "weights", LOCK, "", UNLOCK,  # kept beside the database
+        "weights", "", LOCK, "", UNLOCK,  # kept beside the database
         "u", "q",
     ])  # fmt: skip
     assert result.exit_code == 1
@@ -198,7 +198,7 @@ def test_a_full_disk_keeps_the_answer_and_the_next_quiz_merges_it(tmp_path):
 
     path = tmp_path / "k.db"
     db = open_db(path)
-    term = FillingTerminal(db, ["2 MiB", "", LONG_ANSWER, "", "2", "", "q"])  # 2: prefill
+    term = FillingTerminal(db, ["2 MiB", "", LONG_ANSWER, "", "", "2", "", "q"])  # 2: prefill
     result = run_session(db, load_bank([BANK_QUIZ]), OPTIONS, term.io(), days=UTC_DAYS,
                          evidence_lines=lambda claims: [])  # fmt: skip
     db.conn.close()
@@ -300,7 +300,7 @@ def test_a_signal_at_the_rating_prompt_keeps_the_answer(tmp_path, signum):
     assert count(db) == 0
     quiz_process = QuizProcess(db, "--seed", "7")
     quiz_process.wait_for(f"[1/{QUESTIONS}]")
-    quiz_process.send("a fixture answer")
+    quiz_process.send("a fixture answer", "")  # the answer, its ticks kept
     quiz_process.wait_for("Rate:")
     time.sleep(0.3)  # into the blocking read of the rating, as a person's signal finds it
     quiz_process.proc.send_signal(signum)
@@ -533,7 +533,7 @@ def test_a_merge_rebuilds_only_the_cards_of_the_answers_it_adds(
 ):
     """The other cards keep their schedule exactly (its fuzz, an interview date's cap)."""
     db = new_database(tmp_path / "k.db")
-    result = locked_quiz(monkeypatch, db, ["2 MiB", "", "weights", LOCK, "", UNLOCK, "q"])
+    result = locked_quiz(monkeypatch, db, ["2 MiB", "", "weights", "", LOCK, "", UNLOCK, "q"])
     assert result.exit_code == 1, result.output
     conn = sqlite3.connect(db)
     conn.execute(

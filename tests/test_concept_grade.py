@@ -120,9 +120,9 @@ def test_a_wrong_claim_is_named_in_the_feedback_and_the_checklist():
         "Model answer:",
         "  TTFT: queueing plus prefill, and a hit skips the shared prefix's prefill.",
         "Key points:",
-        "  [!] It lowers TTFT.",
-        "  [x] Queueing is part of TTFT.",
-        "  [ ] The shared prefix's prefill is skipped.",
+        "  [!] 1. It lowers TTFT.",
+        "  [x] 2. Queueing is part of TTFT.",
+        "  [ ] 3. The shared prefix's prefill is skipped.",
         'Careful: "a prefix hit speeds up decode steps" is wrong.',
     ]
 

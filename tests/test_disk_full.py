@@ -41,7 +41,7 @@ class FillingTerminal(Terminal):
 
 def session_until_full(tmp_path):
     db = open_db(tmp_path / "k.db")
-    term = FillingTerminal(db, ["2 MiB", "", LONG_ANSWER, "", "q"])
+    term = FillingTerminal(db, ["2 MiB", "", LONG_ANSWER, "", "", "q"])  # answer, ticks, rating
     result = run_session(db, load_bank([BANK_DIR]), OPTIONS, term.io(), days=UTC_DAYS,
                          evidence_lines=lambda claims: [])  # fmt: skip
     return db, term, result
@@ -61,12 +61,14 @@ def test_a_refused_answer_is_written_beside_the_database_and_the_session_goes_on
     )
     (line,) = rescue.read_text(encoding="utf-8").splitlines()
     record = json.loads(line)
-    assert {k: record[k] for k in ("question_id", "reviewed_at", "rating", "correct", "cram")} == {
+    fields = ("question_id", "reviewed_at", "rating", "correct", "cram", "ticks")
+    assert {k: record[k] for k in fields} == {
         "question_id": "qf-decode-bound",
-        "reviewed_at": iso(T0 + timedelta(seconds=80)),
+        "reviewed_at": iso(T0 + timedelta(seconds=100)),  # after the answer, ticks, rating
         "rating": 1,  # one key point of two covered: again
         "correct": None,
         "cram": False,
+        "ticks": "10",  # the ticks go with the kept answer
     }
     assert record["answer"] == LONG_ANSWER
     # the first answer is in; the session row is closed when the session ends
@@ -74,7 +76,7 @@ def test_a_refused_answer_is_written_beside_the_database_and_the_session_goes_on
         "qf-kv-bytes"
     ]
     assert list(db.query("select answered, ended_at from sessions")) == [
-        {"answered": 1, "ended_at": iso(T0 + timedelta(seconds=100))}
+        {"answered": 1, "ended_at": iso(T0 + timedelta(seconds=120))}  # the q at the next question
     ]
     db.conn.close()
     # once there is room again, import brings the answer back

@@ -88,13 +88,13 @@ def test_kill_9_mid_session_keeps_every_answered_review(tmp_path):
     db = tmp_path / "k.db"
     quiz = QuizProcess(db, "--seed", "5")
     quiz.wait_for(f"[1/{QUESTIONS}]")
-    quiz.send("first fixture answer", "")
+    quiz.send("first fixture answer", "", "")  # the answer, its ticks kept, the rating
     # shown only after the first answer is committed; that card, rated Good, is in
     # learning and comes back in the session, so the session holds one more
     quiz.wait_for(f"[2/{QUESTIONS + 1}]")
-    quiz.send("second fixture answer", "4")
+    quiz.send("second fixture answer", "", "4")
     quiz.wait_for(f"[3/{QUESTIONS + 1}]")
-    quiz.send("third answer, never rated")
+    quiz.send("third answer, never rated", "")
     quiz.wait_for("Rate:", count=3)
     quiz.proc.send_signal(signal.SIGKILL)
     assert quiz.proc.wait(30) == -signal.SIGKILL
@@ -124,7 +124,7 @@ def test_two_sessions_answering_at_once_keep_every_answer(tmp_path):
         # both planned all six new questions before either answered
         quiz.wait_for(f"[1/{QUESTIONS}]")
     for name, quiz in (("A", first), ("B", second)):
-        quiz.send(*[line for i in range(QUESTIONS) for line in (f"{name}{i} fixture", "")])
+        quiz.send(*[line for i in range(QUESTIONS) for line in (f"{name}{i} fixture", "", "")])
     assert first.finish() == 0, first.proc.stderr.read().decode()
     assert second.finish() == 0, second.proc.stderr.read().decode()
 
@@ -143,7 +143,7 @@ def test_ctrl_c_in_a_real_process_ends_with_the_summary_and_keeps_the_answers(tm
     db = tmp_path / "k.db"
     quiz = QuizProcess(db, "--seed", "7")
     quiz.wait_for(f"[1/{QUESTIONS}]")
-    quiz.send("a fixture answer", "")
+    quiz.send("a fixture answer", "", "")
     quiz.wait_for(f"[2/{QUESTIONS + 1}]")  # the first card, in learning, comes back later
     # Let it settle into the blocking read of the answer, as a person's Ctrl-C finds it. A
     # signal landing in the microseconds between the prompt and the read() call is a race

@@ -113,7 +113,9 @@ def reviews(draw):
     return rows
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(rows=reviews())
 def test_each_line_is_what_the_record_writers_write(tmp_path_factory, rows):
     db = open_db(tmp_path_factory.mktemp("db") / "k.db")

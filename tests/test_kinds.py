@@ -145,8 +145,8 @@ def test_a_concept_verdict_is_the_model_answer_and_a_checklist():
         "Model answer:",
         "  Because decode rereads the cache.",
         "Key points:",
-        "  [x] rereads the cache",
-        "  [ ] memory bound",
+        "  [x] 1. rereads the cache",
+        "  [ ] 2. memory bound",
         "Measured in the engine run.",
     ]
 
@@ -160,6 +160,6 @@ def test_check_shows_a_concept_verdict_as_the_quiz_does_and_the_suggested_rating
         "Model answer:",
         "  Without it every decode step recomputes K and V for the whole prefix.",
         "Key points:",
-        "  [x] avoids recomputing the prefix",
+        "  [x] 1. avoids recomputing the prefix",
         "Suggested rating: 3 of 4 (you judge your own answer).",
     ]

@@ -95,17 +95,17 @@ def test_a_wrong_answer_is_told_its_misconception(tmp_path):
 
 def test_a_concept_answer_is_self_rated_and_quotes_the_missing_measurement(tmp_path):
     db = tmp_path / "k.db"
-    result = quiz(db, ["s", "low arithmetic intensity and it reads the weights", "", "q"])
+    result = quiz(db, ["s", "low arithmetic intensity and it reads the weights", "", "", "q"])
     assert result.exit_code == 0, result.output
-    assert "  [x] every step reads all the weights" in result.output
-    assert "  [x] little arithmetic per byte (low arithmetic intensity)" in result.output
+    assert "  [x] 1. every step reads all the weights" in result.output
+    assert "  [x] 2. little arithmetic per byte (low arithmetic intensity)" in result.output
     assert HOW_TO_MEASURE in result.output
     assert "[Enter = 3 good]" in result.output
-    assert rows(db, "select question_id, rating, correct from reviews") == [
-        {"question_id": "qf-decode-bound", "rating": 3, "correct": None}
+    assert rows(db, "select question_id, rating, correct, ticks from reviews") == [
+        {"question_id": "qf-decode-bound", "rating": 3, "correct": None, "ticks": "11"}
     ]
     assert rows(db, "select due from cards") == [
-        {"due": iso(T0 + timedelta(seconds=60, minutes=10))}
+        {"due": iso(T0 + timedelta(seconds=80, minutes=10))}
     ]
 
 

@@ -152,12 +152,12 @@ def stored_answers(db: Path) -> list[str]:
 
 def test_quiz_stores_a_concept_answer_that_is_not_utf8(tmp_path):
     db = tmp_path / "k.db"
-    result = quiz(db, b"s\n\xff\xfe x weights\n\nq\n", "--max", "2")
+    result = quiz(db, b"s\n\xff\xfe x weights\n\n\nq\n", "--max", "2")
     assert result.exit_code == 0
-    assert "  [x] every step reads all the weights\n" in result.stdout
+    assert "  [x] 1. every step reads all the weights\n" in result.stdout
     # one key point of two covered: Again suggested, and taken with Enter; with nothing
     # else left the card comes back at once (learn-ahead), and q ends the session there
-    assert "1 answered: 0 right, 1 wrong, 1 skipped; 1 min 20 s." in result.stdout
+    assert "1 answered: 0 right, 1 wrong, 1 skipped; 1 min 40 s." in result.stdout
     assert stored_answers(db) == ["\ufffd\ufffd x weights"]
 
 
@@ -202,7 +202,7 @@ def test_a_session_never_stores_a_lone_surrogate(tmp_path):
     from drill.study.session import run_session
     from drill.study.session_io import SessionIO, SessionOptions
 
-    lines = iter(["s", "\udcff weights", "", "q"])
+    lines = iter(["s", "\udcff weights", "", "", "q"])
     clock = datetime(2026, 11, 2, 8, tzinfo=timezone.utc)
     db = open_db(tmp_path / "k.db")
     bank = load_bank([BANK_QUIZ])
@@ -583,7 +583,7 @@ def test_import_help_states_the_limits():
 
 def test_a_quiz_answer_is_stored_up_to_10000_characters(tmp_path):
     db = tmp_path / "k.db"
-    result = quiz(db, b"s\n" + b"weights " * 2000 + b"\n\nq\n", "--max", "2")
+    result = quiz(db, b"s\n" + b"weights " * 2000 + b"\n\n\nq\n", "--max", "2")
     assert result.exit_code == 0
     (answer,) = stored_answers(db)
     assert answer == ("weights " * 2000)[:10_000]
@@ -759,7 +759,7 @@ def test_quiz_prints_no_control_characters_from_a_bank(tmp_path, monkeypatch):
         "Mistake: forgot the K+V factor of 2.\n"
         in (result.stdout)
     )
-    assert "  [x] point\n" in result.stdout
+    assert "  [x] 1. point\n" in result.stdout
     assert_printable(result.output)
 
 

@@ -374,18 +374,20 @@ def test_an_unreadable_answer_is_explained_and_asked_again(tmp_path):
 
 def test_a_concept_answer_shows_the_model_answer_marks_key_points_and_is_self_rated(tmp_path):
     db = open_db(tmp_path / "k.db")
-    _, term = run(db, ["s", "it has to read all the weights every step", "4", "q"])
+    _, term = run(db, ["s", "it has to read all the weights every step", "", "4", "q"])
     assert "[2/3] quiz-fixture · new" in term.text
     assert "Model answer:" in term.text
-    assert "  [x] every step reads all the weights" in term.text
-    assert "  [ ] little arithmetic per byte (low arithmetic intensity)" in term.text
+    assert "  [x] 1. every step reads all the weights" in term.text
+    assert "  [ ] 2. little arithmetic per byte (low arithmetic intensity)" in term.text
     assert "(evidence asked for: decode_memory_bound)" in term.text
     assert "[Enter = 1 again]" in term.text  # one key point of two
     (row,) = reviews(db)
     assert row["question_id"] == "qf-decode-bound"
     assert (row["rating"], row["correct"], row["expected"], row["unit"]) == (4, None, None, None)
     assert row["seed"] == 1_135_764_349  # seed 1, position 2
-    assert get_card(db, "qf-decode-bound")["due"] == iso(T0 + timedelta(seconds=60, days=8))
+    assert row["ticks"] == "10"  # the grader's ticks, kept with Enter
+    # the ticks prompt took one more line: 20 s on the test clock
+    assert get_card(db, "qf-decode-bound")["due"] == iso(T0 + timedelta(seconds=80, days=8))
 
 
 def test_skip_and_quit_store_nothing_and_end_with_the_summary(tmp_path):
@@ -448,7 +450,7 @@ def test_choice_questions_are_graded_by_option_number(tmp_path):
 def test_next_day_due_cards_come_first_and_the_new_limit_counts_today(tmp_path):
     db = open_db(tmp_path / "k.db")
     day1 = SessionOptions(topic="quiz-fixture", seed=1, fuzz=False, new_limit=2)
-    run(db, ["1 MiB", "", "fixture weights", "", "q"], options=day1)
+    run(db, ["1 MiB", "", "fixture weights", "", "", "q"], options=day1)
     # later the same day: both new cards of today's allowance are used up
     later, term = run(db, ["q"], options=day1, start=T0 + timedelta(hours=2))
     assert later.planned == 2
@@ -519,7 +521,7 @@ def test_a_question_whose_template_fails_is_skipped_and_the_session_goes_on(tmp_
         return make_instance(question, seed)
 
     db = open_db(tmp_path / "k.db")
-    term = Terminal(["fixture weights", "", "q"])
+    term = Terminal(["fixture weights", "", "", "q"])
     result = run_session(db, load_bank([BANK_DIR]), FIXTURE, term.io(), days=UTC_DAYS,
                          make_instance=flaky, evidence_lines=no_evidence)
     assert "[1/3] skipped qf-kv-bytes: qf-kv-bytes: prompt: unknown name {layerz}" in term.text

@@ -113,13 +113,14 @@ def test_suspended_and_buried_cards_are_not_planned_and_learning_ones_wait_for_t
 # --------------------------------------------------------------------------- whole sessions
 
 # Every line read moves the clock 40 s. qf-kv-bytes answered wrong is due again a
-# minute after its answer; the others, rated Good once, ten minutes after theirs.
+# minute after its answer; the others, rated Good once, ten minutes after theirs. A
+# concept answer's ticks are kept with Enter, one more line.
 SCRIPT = [
     "1 MiB", "",  # [1] qf-kv-bytes: wrong, Again, at 80 s; back at 140 s
-    "weights", "3",  # [2] qf-decode-bound: Good at 160 s; back at 760 s
-    "2 MiB", "3",  # [3] qf-kv-bytes again (due since 140 s): Good at 240 s; back at 840 s
-    "1", "3",  # [4] qf-choice: Good at 320 s; back at 920 s
-    "weights", "3",  # [5] nothing else left: qf-decode-bound, learn-ahead; graduates
+    "weights", "", "3",  # [2] qf-decode-bound: Good at 200 s; back at 800 s
+    "2 MiB", "3",  # [3] qf-kv-bytes again (due since 140 s): Good at 280 s; back at 880 s
+    "1", "3",  # [4] qf-choice: Good at 360 s; back at 960 s
+    "weights", "", "3",  # [5] nothing else left: qf-decode-bound, learn-ahead; graduates
     "2 MiB", "3",  # [6] qf-kv-bytes; graduates
     "1", "3",  # [7] qf-choice; graduates
 ]  # fmt: skip
@@ -148,7 +149,7 @@ def test_a_failed_card_comes_back_once_its_step_has_passed_and_learning_ones_at_
         "[7/7] quiz-fixture · learning",
     ]
     assert [r["reviewed_at"] for r in reviews(db)] == [
-        iso(T0 + timedelta(seconds=s)) for s in (80, 160, 240, 320, 400, 480, 560)
+        iso(T0 + timedelta(seconds=s)) for s in (80, 200, 280, 360, 480, 560, 640)
     ]
     assert {get_card(db, q)["state"] for q in ("qf-kv-bytes", "qf-decode-bound", "qf-choice")} == {
         2
@@ -162,7 +163,7 @@ def test_a_failed_card_comes_back_once_its_step_has_passed_and_learning_ones_at_
 def test_without_learn_ahead_the_session_ends_and_says_which_learning_cards_are_left(tmp_path):
     db = open_db(tmp_path / "k.db")
     options = replace(FIXTURE, learn_ahead=timedelta(0))
-    result, term = run(db, [*SCRIPT[:8], ""], options=options, tick_s=40)
+    result, term = run(db, [*SCRIPT[:9], ""], options=options, tick_s=40)
     assert [r["question_id"] for r in reviews(db)] == [
         "qf-kv-bytes", "qf-decode-bound", "qf-kv-bytes", "qf-choice",
     ]
@@ -172,9 +173,9 @@ def test_without_learn_ahead_the_session_ends_and_says_which_learning_cards_are_
         "[3/4] quiz-fixture · again",
         "[4/4] quiz-fixture · new",
     ]
-    # the session ended at 360 s (the Enter at "Done"); qf-decode-bound is back at 760 s
+    # the session ended at 400 s (the Enter at "Done"); qf-decode-bound is back at 800 s
     assert result.ended_by == "done"
-    assert result.learning_left == [T0 + timedelta(seconds=s) for s in (760, 840, 920)]
+    assert result.learning_left == [T0 + timedelta(seconds=s) for s in (800, 880, 960)]
     assert "Still learning: 3, the next back in 6 min 40 s; `kvdrill quiz` then shows them.\n" in (
         term.text
     )
@@ -182,7 +183,7 @@ def test_without_learn_ahead_the_session_ends_and_says_which_learning_cards_are_
 
 def test_a_learning_card_is_labelled_again_only_after_an_again(tmp_path):
     db = open_db(tmp_path / "k.db")
-    run(db, ["2 MiB", "", "weights", "1", "q"])  # qf-kv-bytes Good, qf-decode-bound Again
+    run(db, ["2 MiB", "", "weights", "", "1", "q"])  # qf-kv-bytes Good, qf-decode-bound Again
     _, term = run(db, ["s", "s", "q"], start=T0 + timedelta(hours=2))
     assert "[1/3] quiz-fixture · again\nWhy is the decode phase" in term.text
     assert "[2/3] quiz-fixture · learning\nA model has 2 layers" in term.text

@@ -81,6 +81,11 @@ def test_arrow_keys_and_ctrl_a_edit_the_answer_that_is_stored(quiz_at_a_terminal
     term.wait_for("bandwidth?\n>")
     # "weights", Ctrl-A to the start, "all the " typed there
     term.keys("weights", "C-a", "all the ", "Enter")
+    # the grader ticked the first point; 2 ticks the second too, then Enter keeps them
+    term.wait_for("Ticks: Enter keeps them; numbers toggle points (1 3):")
+    term.keys("2", "Enter")
+    term.wait_for("These ticks suggest 3 good.")
+    term.keys("Enter")
     term.wait_for("Rate:", times=2)
     term.keys("1", "Enter")
     term.wait_for("Saved: again.")
@@ -94,7 +99,9 @@ def test_arrow_keys_and_ctrl_a_edit_the_answer_that_is_stored(quiz_at_a_terminal
     assert "[1/3] " + "─" * 20 + " quiz-fixture · new" in screen
     conn = sqlite3.connect(db)
     try:
-        stored = conn.execute("select answer, rating from reviews order by reviewed_at").fetchall()
+        stored = conn.execute(
+            "select answer, rating, ticks from reviews order by reviewed_at"
+        ).fetchall()
     finally:
         conn.close()
-    assert stored == [("2 MiB", 3), ("all the weights", 1)]
+    assert stored == [("2 MiB", 3, None), ("all the weights", 1, "11")]

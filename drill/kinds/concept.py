@@ -11,6 +11,7 @@ own rating decides.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from drill.kinds.base import Kind, fixed_text_fields, lint_hint
@@ -60,12 +61,7 @@ class ConceptKind(Kind):
         got = [p for p, c in zip(points, found.covered, strict=True) if c]
         missed = [p for p, c in zip(points, found.covered, strict=True) if not c]
         claims = [claim for claim in found.wrong_claims if claim]
-        if claims or not got or (len(got) == 1 and len(points) > 1):
-            rating = AGAIN
-        elif not missed:
-            rating = GOOD
-        else:
-            rating = HARD
+        rating = AGAIN if claims else rating_from_ticks(found.covered)
         lines = []
         if got:
             lines.append("Covered: " + "; ".join(got))
@@ -78,15 +74,12 @@ class ConceptKind(Kind):
         )  # fmt: skip
 
     def verdict_lines(self, instance: Instance, verdict: Verdict) -> list[str]:
-        """The model answer, the key points ticked where the answer covered them (a ! where
-        it contradicted them), each wrong claim named, and the explanation."""
+        """The model answer, the key points numbered and ticked where the answer covered
+        them (a ! where it contradicted them), each wrong claim named, and the explanation."""
         lines = ["Model answer:", f"  {(instance.answer_text or '').strip()}", "Key points:"]
         count = len(instance.key_points)
-        covered = tuple(verdict.covered) + (False,) * count
         claims = tuple(verdict.wrong_claims) + (None,) * count
-        for (point, _cues), hit, claim in zip(instance.key_points, covered, claims, strict=False):
-            mark = "!" if claim else "x" if hit else " "
-            lines.append(f"  [{mark}] {point}")
+        lines += checklist_lines(instance, verdict.covered, claims)
         lines += [careful(claim) for claim in claims[:count] if claim]
         if instance.explanation:
             lines.append(instance.explanation.strip())
@@ -122,6 +115,31 @@ class ConceptKind(Kind):
                         report.add(field, f"cue '{cue}' has no word to find")
                     elif cue_stems(cue) in right:
                         report.add(field, f"'{cue}' is also a cue of this point")
+
+
+def checklist_lines(
+    instance: Instance, ticks: Sequence[bool], claims: Sequence[str | None] = ()
+) -> list[str]:
+    """The key points as a numbered checklist: `[x] 2. point` where ticked, `[!]` where
+    the answer contradicted the point and it is not ticked, `[ ]` otherwise."""
+    count = len(instance.key_points)
+    ticks = tuple(ticks) + (False,) * count
+    claims = tuple(claims) + (None,) * count
+    lines = []
+    for number, (point, _cues) in enumerate(instance.key_points, start=1):
+        tick, claim = ticks[number - 1], claims[number - 1]
+        mark = "x" if tick else "!" if claim else " "
+        lines.append(f"  [{mark}] {number}. {point}")
+    return lines
+
+
+def rating_from_ticks(ticks: Sequence[bool]) -> int:
+    """The rating a checklist suggests: Good when every point is ticked, Again when none is
+    (or only one of several), Hard in between."""
+    got, count = sum(1 for tick in ticks if tick), len(ticks)
+    if got == 0 or (got == 1 and count > 1):
+        return AGAIN
+    return GOOD if got == count else HARD
 
 
 def careful(claim: str) -> str:

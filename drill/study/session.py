@@ -30,9 +30,10 @@ from drill.bank.loader import eligible_questions
 from drill.bank.misconceptions import catalogue_entry
 from drill.errors import CardError, KvdrillError, StoreError
 from drill.kinds import kind_of
+from drill.kinds.verdict import HARD
 from drill.serving.evidence import evidence_from_latest_run
 from drill.srs import iso, new_card_row, parse_iso, review_row
-from drill.storage.review_record import Review, params_text
+from drill.storage.review_record import Review, params_text, ticks_text
 from drill.storage.reviews import (
     CardChange,
     end_session,
@@ -83,6 +84,8 @@ from drill.study.signals import (
     deferred_signals,
     raise_pending,
 )
+from drill.study.ticks import PROMPT as TICKS_PROMPT
+from drill.study.ticks import TickPrompt
 from drill.text import printable, stored_answer
 
 __all__ = ["run_session"]
@@ -278,19 +281,34 @@ class _Session:
             suggested = min(suggested, 2)
         lines = kind.verdict_lines(instance, verdict)
         graded = not kind.self_rated
+        # a concept answer's checklist: the grader's ticks, which the user may correct
+        checklist = (
+            TickPrompt(instance, verdict.covered, verdict.wrong_claims, suggested,
+                       cap=HARD if hinted else None)
+            if kind.self_rated and instance.key_points
+            else None
+        )  # fmt: skip
         try:
             self.say(*lines, roles=verdict_roles(lines, bool(verdict.correct) if graded else None))
             if instance.evidence:
                 self.say(*self.deps.evidence_lines(instance.evidence))
-            rating, stop = self.read_rating(suggested)
+            stop_at_ticks = self.read_ticks(checklist) if checklist is not None else None
+            if checklist is not None:
+                suggested = checklist.suggested
+            if stop_at_ticks is None:
+                rating, stop = self.read_rating(suggested)
+            else:  # the session ends at the ticks: kept as they stand, as at the rating
+                rating, stop = suggested, stop_at_ticks
         except OSError:
             # the terminal is gone (hung up, a closed pipe): keep the answer as Ctrl-C does
-            self.store(instance, verdict, text, suggested, duration_ms)
+            ticks = checklist.ticks if checklist is not None else None
+            self.store(instance, verdict, text, suggested, duration_ms, ticks)
             raise
         if rating is None:
             self.say("Not saved.")
         else:
-            stored = self.store(instance, verdict, text, rating, duration_ms)
+            ticks = checklist.ticks if checklist is not None else None
+            stored = self.store(instance, verdict, text, rating, duration_ms, ticks)
             change = stored.change
             if change is None:  # kept outside the database: the card did not change
                 kept = f"it waits in {stored.kept_in}" if stored.kept_in else "it was printed above"
@@ -304,6 +322,22 @@ class _Session:
         raise_pending()  # a signal that came while the answer was written ends it here
         if stop:
             raise _Stop(stop)
+
+    def read_ticks(self, checklist: TickPrompt) -> str | None:
+        """Let the user correct a concept answer's ticks (drill.study.ticks); the reason
+        the session stops when it ends at this prompt, else None."""
+        while True:
+            try:
+                text = self.ask(TICKS_PROMPT)
+            except _Stop as stop:
+                return stop.reason
+            except KeyboardInterrupt:
+                self.io.write("\n")
+                return "interrupt"
+            lines = checklist.answer(text)
+            if lines is None:
+                return None
+            self.say(*lines)
 
     def read_rating(self, suggested: int) -> tuple[int | None, str | None]:
         """The user's rating (None: not to be saved) and whether to stop after it. At end
@@ -362,7 +396,10 @@ class _Session:
 
     # -- changes to the database
 
-    def store(self, instance, verdict, text: str, rating: int, duration_ms: int) -> Stored:
+    def store(
+        self, instance, verdict, text: str, rating: int, duration_ms: int,
+        ticks: tuple[bool, ...] | None = None,
+    ) -> Stored:  # fmt: skip
         """Save one answer; its `change` is None when the database refused it and it was
         kept outside (AnswerKeeper). A signal that comes meanwhile waits for the caller's
         `raise_pending`."""
@@ -386,6 +423,7 @@ class _Session:
             misconception=getattr(verdict, "misconception", None),
             session_id=result.session_id,
             cram=1 if self.practice else 0,
+            ticks=None if ticks is None else ticks_text(ticks),
         )
 
         def reschedule(row: dict[str, Any] | None) -> dict[str, Any]:
