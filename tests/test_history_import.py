@@ -204,6 +204,7 @@ def test_a_failed_import_keeps_the_counting_trigger(tmp_path):
 REVIEW_INDEXES = [
     ("idx_reviews_misconception", "reviews"),
     ("idx_reviews_question_cover", "reviews"),
+    ("idx_reviews_ticks", "reviews"),
     ("idx_reviews_time_cover", "reviews"),
     ("sqlite_autoindex_reviews_1", "reviews"),
 ]

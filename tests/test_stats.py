@@ -43,7 +43,7 @@ def db(tmp_path):
 _counter = iter(range(10**9))
 
 
-def add(db, qid, when, rating, *, correct=None, cram=0, misconception=None):
+def add(db, qid, when, rating, *, correct=None, cram=0, misconception=None, ticks=None):
     db["reviews"].insert(
         {
             "id": str(uuid.UUID(int=next(_counter))),
@@ -53,6 +53,7 @@ def add(db, qid, when, rating, *, correct=None, cram=0, misconception=None):
             "correct": correct,
             "cram": cram,
             "misconception": misconception,
+            "ticks": ticks,
         }
     )
 
@@ -377,6 +378,7 @@ def test_collect_stats_has_every_documented_key(db):
         "topics",
         "weakest",
         "misconceptions",
+        "missed_points",
         "totals",
     ]
     assert figures["totals"] == {
@@ -461,3 +463,54 @@ def test_ids_from_an_old_database_reach_the_terminal_without_escapes(tmp_path):
     assert text.output.endswith("Most frequent mistakes\n  1x  slip\n")
     as_json = CliRunner().invoke(cli, [*args, "--json"])
     assert '"id": "slip\\u001b]0;title\\u0007"' in as_json.output
+
+
+# ---------------------------------------------------------------------- key points
+
+
+POINTS = {
+    "gqa": ("KV heads are shared", "the cache shrinks by the group size", "queries all score"),
+    "ttft": ("queueing counts", "prefill counts"),
+}
+
+
+def test_the_key_points_missed_most_are_counted_from_the_ticks(db):
+    add(db, "gqa", at(3), 2, ticks="101")
+    add(db, "gqa", at(2), 2, ticks="001")
+    add(db, "gqa", at(1), 3, ticks="111")
+    add(db, "ttft", at(2), 1, ticks="00")
+    add(db, "ttft", at(1), 2, ticks="01")
+    add(db, "ttft", at(1, hour=11), 2, ticks="0")  # ticked against one point: not counted
+    add(db, "gone", at(1), 2, ticks="00")  # no longer in the bank
+    add(db, "gqa", at(0, hour=16), 1, ticks="000")  # after now
+    add(db, "kv", at(1), 3)  # a numeric answer: no ticks
+    # gqa: point 1 unticked once of 3, point 2 twice; ttft: point 1 twice of 2, point 2 once
+    assert collect_stats(db, NOW, key_points=POINTS)["missed_points"] == [
+        {"question_id": "ttft", "point": 1, "text": "queueing counts", "missed": 2, "reviews": 2},
+        {"question_id": "gqa", "point": 2, "text": "the cache shrinks by the group size",
+         "missed": 2, "reviews": 3},
+        {"question_id": "ttft", "point": 2, "text": "prefill counts", "missed": 1, "reviews": 2},
+        {"question_id": "gqa", "point": 1, "text": "KV heads are shared", "missed": 1,
+         "reviews": 3},
+    ]  # fmt: skip
+
+
+def test_the_stats_text_names_the_key_points_missed_most(tmp_path):
+    from click.testing import CliRunner
+
+    from drill.cli import cli
+
+    path = tmp_path / "k.db"
+    db = open_db(path)
+    add(db, "prefix-cache-hit-metrics", at(1), 2, ticks="100")
+    add(db, "prefix-cache-hit-metrics", at(0), 2, ticks="110")
+    db.conn.close()
+    result = CliRunner().invoke(cli, ["stats", "--db", str(path), "--now", iso(NOW)])
+    assert result.exit_code == 0, result.output
+    section = result.output.split("Key points missed most\n", 1)[1].split("\n\n", 1)[0]
+    assert section.splitlines() == [
+        "  2 of 2  prefix-cache-hit-metrics 3. Benefit depends on tree / matching / eviction "
+        "policy.",
+        "  1 of 2  prefix-cache-hit-metrics 2. The shared prefix's prefill is skipped because its "
+        "KV is reused.",
+    ]

@@ -93,6 +93,8 @@ def ask(question_id: str, seed: int | None, as_json: bool, banks: tuple[Path, ..
 
 def verdict_json(instance, answer_text: str, verdict) -> dict[str, Any]:
     """The stable JSON form of a graded answer, as `kvdrill check --json` prints it."""
+    from drill.storage.review_record import ticks_text
+
     data = verdict.to_json()
     return {
         "id": instance.question_id,
@@ -108,6 +110,9 @@ def verdict_json(instance, answer_text: str, verdict) -> dict[str, Any]:
         "misconception_name": data["misconception_name"],
         "feedback": data["feedback"],
         "rating": data["rating"],
+        "suggested_rating": data["rating"],
+        "ticks": ticks_text(verdict.covered) if verdict.status == "self" and verdict.covered
+        else None,
         "covered": data["covered"],
         "wrong_claims": data["wrong_claims"],
     }
@@ -129,9 +134,12 @@ def check(
     false, or null for a self-rated concept answer), status (correct, unit,
     magnitude, misconception, wrong, unreadable, self), value (the answer in base
     units, or null), expected, unit, misconception (a catalogue id or null),
-    misconception_name, feedback, rating (suggested 1-4), covered (concept: one
-    flag per key point) and wrong_claims (concept: per key point, the wrong claim the
-    answer makes about it, or null).
+    misconception_name, feedback, rating (suggested 1-4), suggested_rating (the same;
+    null where the grader cannot tell and leaves the rating to you), ticks (concept:
+    the key points the grader ticked, one character per point, 1 ticked and 0 not, as a
+    review stores them; else null), covered (concept: one flag per key point) and
+    wrong_claims (concept: per key point, the wrong claim the answer makes about it, or
+    null).
     """
     from drill.kinds.grade import grade
 

@@ -57,6 +57,9 @@ the same database and time give the same file.
   weakest         [{question_id, topic, retrievability, accuracy, reviews,
                   lapses}] x <= 10, weakest first (mean of recall and accuracy)
   misconceptions  [{id, name, count}] x <= 5, the mistakes seen most often
+  missed_points   [{question_id, point, text, missed, reviews}] x <= 5: the
+                  concept answers' key points left unticked most often (point
+                  numbered from 1), in `missed` of the `reviews` ticked
   totals          {cards, reviews, suspended, buried, leeches}: cards
                   scheduled, reviews up to now, cards suspended (`!` in the
                   quiz, or as leeches), buried until a later day (`-`), and
@@ -69,14 +72,21 @@ Fractions are 0..1; accuracy is null for a question never answered.
 """
 
 
-def bank_lookups(bank_paths: tuple[Path, ...]) -> tuple[dict[str, str], dict[str, str]]:
-    """Question id -> topic for the bank, and misconception id -> name from the catalogue."""
+def bank_lookups(
+    bank_paths: tuple[Path, ...],
+) -> tuple[dict[str, str], dict[str, str], dict[str, tuple[str, ...]]]:
+    """Question id -> topic for the bank, misconception id -> name from the catalogue, and
+    concept question id -> its key points."""
     from drill.bank.loader import load_default_bank
     from drill.bank.misconceptions import load_misconception_catalogue
 
-    topics = {q.id: q.topic for q in load_default_bank(bank_paths)}
+    bank = load_default_bank(bank_paths)
+    topics = {q.id: q.topic for q in bank}
     names = {mid: info.name for mid, info in load_misconception_catalogue().items()}
-    return topics, names
+    points = {
+        q.id: tuple(k.point for k in q.key_points) for q in bank if getattr(q, "key_points", None)
+    }
+    return topics, names, points
 
 
 @click.command(help=STATS_HELP, short_help="Show what is due, streak, heatmap, retention.")
@@ -107,7 +117,7 @@ def stats(
         raise click.UsageError("--html and --json cannot be used together")
     protected = _refuse_the_database(html_path, db_path)
     now = parse_now(now_text).astimezone(timezone.utc)
-    topics, names = bank_lookups(banks)
+    topics, names, points = bank_lookups(banks)
     db = open_database(db_path, write=False, now=now)
     settings = read_settings(db)
     days = user_days(settings, now_text)
@@ -120,6 +130,7 @@ def stats(
             now,
             topics=topics,
             misconception_names=names,
+            key_points=points,
             days=days,
             target_retention=settings.retention,
             interview=settings.interview_date,
@@ -128,7 +139,7 @@ def stats(
         click.echo(f"Report written to {html_path}.", err=True)
         return
     figures = collect_stats(
-        db, now, topics=topics, misconception_names=names, days=days,
+        db, now, topics=topics, misconception_names=names, key_points=points, days=days,
         interview=settings.interview_date,
     )  # fmt: skip
     if as_json:

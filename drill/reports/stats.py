@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -44,6 +44,7 @@ HEATMAP_WEEKS = 16
 FORECAST_DAYS = 7
 WEAKEST_LIMIT = 10
 MISCONCEPTION_LIMIT = 5
+MISSED_POINTS_LIMIT = 5
 REMOVED_TOPIC = "(removed)"
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -382,6 +383,39 @@ def topic_mastery(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def missed_points(
+    db: Database,
+    now: datetime,
+    key_points: Mapping[str, Sequence[str]],
+    limit: int = MISSED_POINTS_LIMIT,
+) -> list[dict[str, Any]]:
+    """The key points the user's concept answers missed most: in how many reviews each
+    point was left unticked, of those that ticked that question's points; most first
+    (then the larger share). Only questions still in the bank count, and only reviews
+    ticked against as many points as the question has now (its points may have changed)."""
+    missed: dict[tuple[str, int], int] = {}
+    seen: dict[str, int] = {}
+    rows = db.execute(
+        "select question_id, ticks from reviews indexed by idx_reviews_ticks"
+        " where ticks is not null and reviewed_at <= ?",
+        [iso(now)],
+    )
+    for qid, ticks in rows:
+        points = key_points.get(qid)
+        if points is None or len(ticks) != len(points):
+            continue
+        seen[qid] = seen.get(qid, 0) + 1
+        for i, tick in enumerate(ticks):
+            if tick == "0":
+                missed[qid, i] = missed.get((qid, i), 0) + 1
+    ranked = sorted(missed.items(), key=lambda kv: (-kv[1], -kv[1] / seen[kv[0][0]], kv[0]))
+    return [
+        {"question_id": qid, "point": i + 1, "text": key_points[qid][i], "missed": count,
+         "reviews": seen[qid]}
+        for (qid, i), count in ranked[:limit]
+    ]  # fmt: skip
+
+
 def frequent_misconceptions(
     db: Database, now: datetime, names: Mapping[str, str], limit: int = MISCONCEPTION_LIMIT
 ) -> list[dict[str, Any]]:
@@ -404,6 +438,7 @@ def collect_stats(
     *,
     topics: Mapping[str, str] | None = None,
     misconception_names: Mapping[str, str] | None = None,
+    key_points: Mapping[str, Sequence[str]] | None = None,
     scheduler=None,
     days: DayClock = UTC_DAYS,
     interview: date | None = None,
@@ -432,6 +467,7 @@ def collect_stats(
         "topics": topic_mastery(figures),
         "weakest": weakest(figures),
         "misconceptions": frequent_misconceptions(db, now, misconception_names or {}),
+        "missed_points": missed_points(db, now, key_points or {}),
         "totals": {
             "cards": cards,
             "reviews": sum(f["reviews"] for f in figures),

@@ -57,6 +57,7 @@ def collect_report(
     *,
     topics: Mapping[str, str] | None = None,
     misconception_names: Mapping[str, str] | None = None,
+    key_points: Mapping[str, Sequence[str]] | None = None,
     days: DayClock = UTC_DAYS,
     target_retention: float | None = None,
     interview: date | None = None,
@@ -66,8 +67,8 @@ def collect_report(
     retention and `now` on the user's clock. With an `interview` date, its readiness
     (`drill.reports.stats.interview_readiness`) too."""
     figures = collect_stats(
-        db, now, topics=topics, misconception_names=misconception_names, days=days,
-        interview=interview,
+        db, now, topics=topics, misconception_names=misconception_names, key_points=key_points,
+        days=days, interview=interview,
     )  # fmt: skip
     active_ids = sorted(topics) if topics is not None else None
     return {
@@ -168,6 +169,16 @@ def mistakes_table(mistakes: Sequence[Mapping[str, Any]]) -> str:
     return _table(header, rows)
 
 
+def missed_points_table(points: Sequence[Mapping[str, Any]]) -> str:
+    header = [("num", "missed"), ("num", "of"), ("text id", "question"), ("text", "key point")]
+    rows = [
+        [f"{p['missed']:,}", f"{p['reviews']:,}", _esc(p["question_id"]),
+         f"{p['point']}. {_esc(p['text'])}"]
+        for p in points
+    ]  # fmt: skip
+    return _table(header, rows)
+
+
 def _section(title: str, body: str, note: str = "") -> str:
     parts = ["<section>", f"<h2>{title}</h2>", body]
     if note:
@@ -251,7 +262,8 @@ def interview_section(figures: Mapping[str, Any]) -> str:
 
 
 def table_sections(report: Mapping[str, Any]) -> list[str]:
-    """The weakest questions and the most frequent mistakes, where there are any."""
+    """The weakest questions, the most frequent mistakes and the key points missed most,
+    where there are any."""
     sections = []
     if report["weakest"]:
         note = "Weakest first, by the mean of recall now and accuracy."
@@ -259,6 +271,10 @@ def table_sections(report: Mapping[str, Any]) -> list[str]:
     if report["misconceptions"]:
         table = mistakes_table(report["misconceptions"])
         sections.append(_section("Most frequent mistakes", table))
+    if report.get("missed_points"):
+        note = "In how many of the ticked answers to that question the point was left unticked."
+        table = missed_points_table(report["missed_points"])
+        sections.append(_section("Key points missed most", table, note))
     return sections
 
 

@@ -184,6 +184,14 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
         for m in stats["misconceptions"]:
             label = m["name"] if m["name"] == m["id"] else f"{m['name']} ({m['id']})"
             out.append(f"  {str(m['count']).rjust(width)}x  {label}")
+    if stats.get("missed_points"):
+        out += ["", "Key points missed most"]
+        width = len(str(stats["missed_points"][0]["missed"]))
+        for m in stats["missed_points"]:
+            out.append(
+                f"  {str(m['missed']).rjust(width)} of {m['reviews']}  {m['question_id']} "
+                f"{m['point']}. {m['text']}"
+            )
     totals = stats["totals"]
     if totals["suspended"] or totals["buried"] or totals["leeches"]:
         out += [
