@@ -396,3 +396,18 @@ def test_the_readme_transcript_is_what_seed_11_asks(tmp_path):
         assert f"\n{line}\n" in readme
     for question in ("mla-tensor-parallel", "paged-attention-block-table"):
         assert f"kvdrill ask {question}\n" in readme
+
+
+def test_an_interviews_concept_answers_keep_the_graders_ticks():
+    from drill.interview.loop import review_of
+
+    scripted, result = interview(SCRIPT)
+    rows = [review_of(answer, f"r{i}", "s") for i, answer in enumerate(result.answers)]
+    assert [(r.question_id, r.rating, r.ticks) for r in rows] == [
+        ("iv-open", 3, None),
+        ("iv-open", 1, None),
+        ("iv-many", 3, None),
+        ("iv-why-cache", 1, "10"),  # one point of two
+        ("iv-step", 1, None),  # passed
+        ("iv-why-decode", 3, "11"),
+    ]

@@ -187,9 +187,10 @@ def run_interview(
 def review_of(answer: Answer, review_id: str, session_id: str) -> Review:
     """The review row of one interview answer. It is no practice (cram 0): it feeds the
     schedule. A follow-up's seed is null, since its params came from its chain, not from
-    a seed; its params are stored as for any answer."""
+    a seed; its params are stored as for any answer. A concept answer's ticks are the
+    grader's: an interview asks for no ratings, and its report shows the checklist."""
     from drill.srs import iso
-    from drill.storage.review_record import Review, params_text
+    from drill.storage.review_record import Review, params_text, ticks_text
     from drill.text import stored_answer
 
     instance, verdict = answer.turn.instance, answer.verdict
@@ -209,6 +210,10 @@ def review_of(answer: Answer, review_id: str, session_id: str) -> Review:
         misconception=verdict.misconception,
         session_id=session_id,
         cram=0,
+        # a concept answer keeps the grader's ticks (a passed question: none ticked)
+        ticks=ticks_text(verdict.covered or (False,) * len(instance.key_points))
+        if not graded and instance.key_points
+        else None,
     )
 
 
