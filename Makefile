@@ -2,6 +2,7 @@
 #   make quiz   create .venv, install kvdrill, start today's quiz
 #   make test   create .venv, install kvdrill with test extras and CPU torch, run the suite
 #   make typecheck   mypy over drill/ (not part of `make test`)
+#   make mutate      mutation testing of the core modules, score per module (not part of `make test`)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -9,8 +10,10 @@ BIN    := $(VENV)/bin
 #   make test TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
 TORCH_SPEC     ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
+# workers for `make mutate` (each runs one mutant's tests)
+MUTATE_JOBS ?= 2
 
-.PHONY: quiz test typecheck clean
+.PHONY: quiz test typecheck mutate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +37,23 @@ test: $(VENV)/.installed-test
 typecheck: $(VENV)/.installed-test
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[typecheck]"
 	$(BIN)/mypy
+
+# mutmut mutates the modules listed in pyproject.toml's [tool.mutmut] in a copy of the tree
+# (mutants/, rebuilt on every run so no verdict is stale) and tries each mutant against
+# those modules' unit tests. A mutant is killed when a test fails or it times out.
+mutate: $(VENV)/.installed-test
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[mutate]"
+	rm -rf mutants
+	$(BIN)/mutmut run --max-children $(MUTATE_JOBS)
+	@echo
+	@$(BIN)/mutmut results --all true | awk -F': ' ' \
+	    { mod = $$1; sub(/^ +/, "", mod); sub(/\.[^.]*$$/, "", mod); total[mod]++; all++; \
+	      if ($$2 == "killed" || $$2 == "timeout") { killed[mod]++; dead++ } \
+	      else if ($$2 == "survived") survived[mod]++; else other[mod]++ } \
+	    END { for (m in total) printf "%-28s %5d / %-5d killed %5.1f%%   %4d survived  %3d not tested\n", \
+	            m, killed[m], total[m], 100 * killed[m] / total[m], survived[m], other[m] | "sort"; \
+	          close("sort"); printf "%-28s %5d / %-5d killed %5.1f%%\n", "all", dead, all, 100 * dead / all }'
+	@echo "survivors: $(BIN)/mutmut results; one mutant's diff: $(BIN)/mutmut show NAME"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
