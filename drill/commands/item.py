@@ -134,8 +134,8 @@ def check(
     false, or null for a self-rated concept answer), status (correct, unit,
     magnitude, misconception, wrong, unreadable, self), value (the answer in base
     units, or null), expected, unit, misconception (a catalogue id or null),
-    misconception_name, feedback, rating (suggested 1-4), suggested_rating (the same;
-    null where the grader cannot tell and leaves the rating to you), ticks (concept:
+    misconception_name, feedback, rating (suggested 1-4, or null where the grader cannot
+    tell and leaves the rating to you), suggested_rating (the same), ticks (concept:
     the key points the grader ticked, one character per point, 1 ticked and 0 not, as a
     review stores them; else null), covered (concept: one flag per key point) and
     wrong_claims (concept: per key point, the wrong claim the answer makes about it, or
@@ -163,5 +163,8 @@ def verdict_lines(instance, verdict) -> list[str]:
     kind = _kind(instance)
     lines = kind.verdict_lines(instance, verdict)
     if kind.self_rated:
-        lines.append(f"Suggested rating: {verdict.rating} of 4 (you judge your own answer).")
+        if verdict.rating is None:
+            lines.append("No suggested rating: the grader cannot tell; judge your own answer.")
+        else:
+            lines.append(f"Suggested rating: {verdict.rating} of 4 (you judge your own answer).")
     return lines

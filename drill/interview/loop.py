@@ -56,6 +56,12 @@ class Answer:
 
     @property
     def rating(self) -> int:
+        """The grader's suggestion; where it cannot tell, what the ticks suggest (an
+        interview asks for no ratings)."""
+        if self.verdict.rating is None:
+            from drill.kinds.concept import rating_from_ticks
+
+            return rating_from_ticks(self.verdict.covered)
         return int(self.verdict.rating)
 
 

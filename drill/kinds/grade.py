@@ -39,8 +39,11 @@ def grade(
 
 
 def _with_rating(verdict: Verdict, *, quick: bool, hinted: bool) -> Verdict:
+    rating: int | None
     if verdict.status == "self":
-        rating = min(verdict.rating, HARD) if hinted else verdict.rating
+        rating = verdict.rating
+        if hinted and rating is not None:
+            rating = min(rating, HARD)
     elif not verdict.correct:
         rating = AGAIN
     elif verdict.status == "unit" or hinted:

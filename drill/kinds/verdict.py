@@ -25,7 +25,9 @@ class Verdict:
     misconception: str | None = None  # a catalogue id
     misconception_name: str | None = None
     feedback: str = ""  # one or a few lines for the user
-    rating: int = AGAIN  # suggested FSRS rating, 1-4
+    # suggested FSRS rating, 1-4; None where a self-rated answer's reading is too uncertain
+    # to suggest one (the user rates)
+    rating: int | None = AGAIN
     covered: tuple[bool, ...] = ()  # concept: one flag per key point
     # concept: per key point, the wrong claim the answer makes about it, or None
     wrong_claims: tuple[str | None, ...] = ()

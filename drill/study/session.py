@@ -30,6 +30,7 @@ from drill.bank.loader import eligible_questions
 from drill.bank.misconceptions import catalogue_entry
 from drill.errors import CardError, KvdrillError, StoreError
 from drill.kinds import kind_of
+from drill.kinds.concept import rating_from_ticks
 from drill.kinds.verdict import HARD
 from drill.serving.evidence import evidence_from_latest_run
 from drill.srs import iso, new_card_row, parse_iso, review_row
@@ -89,6 +90,12 @@ from drill.study.ticks import TickPrompt
 from drill.text import printable, stored_answer
 
 __all__ = ["run_session"]
+
+
+def keep_rating(checklist: TickPrompt | None) -> int:
+    """The rating an answer without a suggestion is kept with when the session ends before
+    the user rates it: what its ticks suggest (Hard without a checklist)."""
+    return rating_from_ticks(checklist.ticks) if checklist is not None else HARD
 
 
 class _Stop(Exception):
@@ -276,9 +283,10 @@ class _Session:
             # the grader's message says what was wrong and shows examples; ask again
             message = verdict.feedback.strip() or f"Cannot read that ({kind.answer_examples})"
             self.say(message[:1].upper() + message[1:])
-        suggested = int(verdict.rating)
-        if hinted:
-            suggested = min(suggested, 2)
+        # None: the grader cannot tell (a concept answer it could not read); the user rates
+        suggested: int | None = None if verdict.rating is None else int(verdict.rating)
+        if hinted and suggested is not None:
+            suggested = min(suggested, HARD)
         lines = kind.verdict_lines(instance, verdict)
         graded = not kind.self_rated
         # a concept answer's checklist: the grader's ticks, which the user may correct
@@ -295,14 +303,17 @@ class _Session:
             stop_at_ticks = self.read_ticks(checklist) if checklist is not None else None
             if checklist is not None:
                 suggested = checklist.suggested
+            # what is saved when the session ends before the user rates
+            keep_as = suggested if suggested is not None else keep_rating(checklist)
             if stop_at_ticks is None:
-                rating, stop = self.read_rating(suggested)
+                rating, stop = self.read_rating(suggested, keep_as)
             else:  # the session ends at the ticks: kept as they stand, as at the rating
-                rating, stop = suggested, stop_at_ticks
+                rating, stop = keep_as, stop_at_ticks
         except OSError:
             # the terminal is gone (hung up, a closed pipe): keep the answer as Ctrl-C does
             ticks = checklist.ticks if checklist is not None else None
-            self.store(instance, verdict, text, suggested, duration_ms, ticks)
+            keep_as = suggested if suggested is not None else keep_rating(checklist)
+            self.store(instance, verdict, text, keep_as, duration_ms, ticks)
             raise
         if rating is None:
             self.say("Not saved.")
@@ -339,24 +350,28 @@ class _Session:
                 return None
             self.say(*lines)
 
-    def read_rating(self, suggested: int) -> tuple[int | None, str | None]:
+    def read_rating(self, suggested: int | None, kept: int) -> tuple[int | None, str | None]:
         """The user's rating (None: not to be saved) and whether to stop after it. At end
-        of input or Ctrl-C the suggestion is kept, then we stop; `q` asks first."""
-        prompt = (
-            f"Rate: 1 again · 2 hard · 3 good · 4 easy "
+        of input or Ctrl-C the answer is kept with the suggestion (`kept` where there is
+        none), then we stop; `q` asks first. Without a suggestion Enter alone rates
+        nothing: the user types one."""
+        offer = (
             f"[Enter = {suggested} {RATING_NAMES[suggested]}] "
+            if suggested is not None
+            else "[no suggestion: the grader cannot tell] "
         )
+        prompt = f"Rate: 1 again · 2 hard · 3 good · 4 easy {offer}"
         while True:
             try:
                 text = self.ask(prompt)
                 command = text.strip().lower()
                 if command == "q":
-                    chosen = self.confirm_quit(suggested)
+                    chosen = self.confirm_quit(kept)
                     if chosen is not None:
                         return chosen
                     continue
             except _Stop as stop:
-                return suggested, stop.reason
+                return kept, stop.reason
             except KeyboardInterrupt:
                 # Ctrl-C, SIGTERM or SIGHUP (Terminated): the answer is in; keep it with the
                 # suggested rating, then stop
@@ -364,14 +379,20 @@ class _Session:
                     self.io.write("\n")
                 except OSError:
                     pass  # a terminal hung up takes no more output; the answer is still kept
-                return suggested, "interrupt"
+                return kept, "interrupt"
             if command in ("?", "help"):
                 self.say(*keys_help(RATING_KEYS))
                 continue
             rating = parse_rating(text, suggested)
             if rating is not None:
                 return rating, None
-            self.say(f"Type 1, 2, 3 or 4, or press Enter for {suggested} ({RATING_NAMES[suggested]}).")
+            if suggested is None:
+                self.say("Type 1, 2, 3 or 4: the grader cannot tell for this answer.")
+            else:
+                self.say(
+                    f"Type 1, 2, 3 or 4, or press Enter for {suggested} "
+                    f"({RATING_NAMES[suggested]})."
+                )
 
     def confirm_quit(self, suggested: int) -> tuple[int | None, str] | None:
         """`q` at the rating: which rating to save before quitting (None: discard the

@@ -59,8 +59,9 @@ def human_span(span: timedelta) -> str:
     return f"{days} day" if days == 1 else f"{days} days"
 
 
-def parse_rating(text: str, suggested: int) -> int | None:
-    """1-4, a rating's name or its first letter... Enter takes `suggested`; None if unreadable."""
+def parse_rating(text: str, suggested: int | None) -> int | None:
+    """1-4, a rating's name or its first letter... Enter takes `suggested` (None without
+    one); None if unreadable."""
     text = text.strip().lower()
     if not text:
         return suggested

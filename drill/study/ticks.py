@@ -42,14 +42,14 @@ class TickPrompt:
         instance: Instance,
         ticks: Sequence[bool],
         claims: Sequence[str | None],
-        suggested: int,
+        suggested: int | None,
         cap: int | None = None,
     ) -> None:
         count = len(instance.key_points)
         self.instance = instance
         self.ticks = (tuple(ticks) + (False,) * count)[:count]
         self.claims = tuple(claims)
-        self.suggested = suggested  # the rating to offer
+        self.suggested = suggested  # the rating to offer; None: the grader cannot tell
         self.cap = cap  # the highest rating to suggest (a hint was used)
         self.changed = False
 
