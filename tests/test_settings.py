@@ -1,5 +1,6 @@
 """Settings kept in the database (`kvdrill config`) and the user's days."""
 
+import time
 from dataclasses import fields
 from datetime import date, datetime, timezone
 from zoneinfo import ZoneInfo
@@ -51,6 +52,29 @@ def test_a_day_begins_at_4_am_unless_the_user_says_otherwise():
         assert clock.day_of(datetime(2026, 12, 1, 3, 59, tzinfo=timezone.utc)) == date(2026, 11, 30)
         assert clock.day_of(datetime(2026, 12, 1, 4, 0, tzinfo=timezone.utc)) == date(2026, 12, 1)
         assert clock.start_of(date(2026, 12, 1)) == datetime(2026, 12, 1, 4, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def machine_in_kolkata():
+    """The machine's own time zone set to UTC+05:30 for one test."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TZ", "Asia/Kolkata")
+        time.tzset()
+        yield
+    time.tzset()
+
+
+def test_with_no_zone_set_days_are_the_machines_and_their_starts_are_given_in_utc(
+    machine_in_kolkata,
+):
+    clock = DayClock(None, 4)
+    # 04:00 in Kolkata (UTC+05:30) is 22:30 UTC the evening before
+    start = clock.start_of(date(2026, 12, 1))
+    assert start.isoformat() == "2026-11-30T22:30:00+00:00"
+    assert clock.day_of(datetime(2026, 11, 30, 22, 29, tzinfo=timezone.utc)) == date(2026, 11, 30)
+    assert clock.day_of(datetime(2026, 11, 30, 22, 30, tzinfo=timezone.utc)) == date(2026, 12, 1)
+    berlin = DayClock(ZoneInfo("Europe/Berlin"), 4)
+    assert berlin.start_of(date(2026, 12, 1)).isoformat() == "2026-12-01T03:00:00+00:00"
 
 
 # ------------------------------------------------------------------ settings
