@@ -13,7 +13,7 @@ from drill.serving.estimates import (
     ttft,
 )
 from drill.serving.gpus import gpu_named, spec_for
-from drill.serving.kvmath import get_preset
+from drill.serving.kvmath import ModelShape, get_preset
 
 GiB = 2**30
 H100, H200 = gpu_named("h100"), gpu_named("h200")
@@ -146,3 +146,106 @@ def test_bad_inputs_are_config_errors():
         memory_per_gpu(LLAMA, H100, tp=0, seq_len=8192)
     with pytest.raises(ConfigError, match="MFU must be above 0 and at most 1"):
         Efficiencies(1.5, 0.5, "x")
+
+
+# --- the edges of the calculator, value by value -----------------------------------------
+
+
+def test_efficiencies_of_exactly_one_are_accepted_and_zero_is_refused():
+    assert (Efficiencies(1.0, 1.0, "peak").mfu, Efficiencies(1.0, 1.0, "peak").mbu) == (1.0, 1.0)
+    with pytest.raises(ConfigError) as refused:
+        Efficiencies(0.5, 0, "x")
+    assert str(refused.value) == "MBU must be above 0 and at most 1, got 0"
+    with pytest.raises(ConfigError) as refused:
+        Efficiencies(1.01, 0.5, "x")
+    assert str(refused.value) == "MFU must be above 0 and at most 1, got 1.01"
+
+
+RUN = {
+    "device_name": "NVIDIA H100 80GB HBM3",
+    "peaks": {"spec": spec_for("NVIDIA H100 80GB HBM3")},
+    "prefill": [{"prompt_len": 2048, "flops_per_s": 1100e12}],
+    "decode": [{"context_len": 128, "bytes_per_s": 3.5e12}],
+}
+
+
+def test_a_run_that_beat_the_spec_sheet_counts_as_full_efficiency():
+    eff = efficiencies_from_run(RUN)
+    assert (eff.mfu, eff.mbu) == (1.0, 1.0)
+
+
+def test_a_run_without_a_date_is_named_without_one():
+    assert efficiencies_from_run(RUN).source == (
+        "your engine run on NVIDIA H100 80GB HBM3: prefill of 2,048 tokens and decode at "
+        "context 128, against the H100 SXM spec sheet"
+    )
+
+
+def test_a_shape_without_a_parameter_count_asks_for_a_preset():
+    moe_no_total = ModelShape("m", "typed by hand", 4, 8, 8, 64, dtype="bf16", active_params=10**9)
+    with pytest.raises(ConfigError) as refused:
+        memory_per_gpu(moe_no_total, H100, tp=1, seq_len=1024)
+    assert str(refused.value) == (
+        "typed by hand has no parameter count; --gpu needs a preset (`kvdrill kv --list-presets`)"
+    )
+
+
+def test_a_shape_without_query_heads_has_no_latency():
+    no_q_heads = ModelShape("m", "typed by hand", 4, None, 8, 64, dtype="bf16", params=10**9)
+    m = memory_per_gpu(no_q_heads, H100, tp=1, seq_len=1024)
+    with pytest.raises(ConfigError) as refused:
+        ttft(no_q_heads, H100, m, 1024, FIXED)
+    assert str(refused.value) == "typed by hand names no query heads; --latency needs them"
+
+
+def test_one_gpu_holds_the_whole_model():
+    m = memory_per_gpu(LLAMA, H200, tp=1, seq_len=8192)
+    assert m.weight_bytes == 141_200_000_000  # 70.6e9 x 2 bytes: more than 90% of 141 GiB
+    assert (m.kv_heads_per_gpu, m.kv_replicas, m.kv_bytes_per_token) == (8, 1, 327_680)
+    assert (m.kv_budget_bytes, m.max_sequences) == (0, 0)
+
+
+def test_kv_heads_split_unevenly_round_up_per_gpu():
+    # 8 KV heads over 3 GPUs: 3 on each (64 query heads are not split with them)
+    m = memory_per_gpu(LLAMA, H100, tp=3, seq_len=8192)
+    assert (m.kv_heads_per_gpu, m.kv_replicas) == (3, 1)
+    assert m.kv_bytes_per_token == 2 * 80 * 3 * 128 * 2 == 122_880
+    assert m.max_sequences == 30
+
+
+def test_each_kv_head_is_held_by_a_whole_number_of_gpus():
+    assert repr(memory_per_gpu(LLAMA, H100, tp=16, seq_len=8192).kv_replicas) == "2"
+    # 12 GPUs for 8 heads: one head each, 4 heads on a second GPU; reported as 1
+    assert repr(memory_per_gpu(LLAMA, H100, tp=12, seq_len=8192).kv_replicas) == "1"
+
+
+FP32 = ModelShape("f", "fp32 model", 4, 8, 8, 64, hidden=512, dtype="fp32", params=1_000_000)
+NO_DTYPE = ModelShape("n", "no dtype", 4, 8, 8, 64, hidden=512, params=1_000_000)
+
+
+def test_weights_and_kv_are_counted_in_the_models_dtype_unless_told_otherwise():
+    m = memory_per_gpu(FP32, H100, tp=1, seq_len=1024)
+    assert (m.weight_width, m.weight_bytes, m.kv_bytes_per_token) == (4.0, 4_000_000, 16_384)
+    m = memory_per_gpu(FP32, H100, tp=1, seq_len=1024, kv_dtype="fp8")
+    assert (m.weight_width, m.kv_bytes_per_token) == (4.0, 4_096)
+    assert m.kv_bytes_per_sequence == 4_194_304
+
+
+def test_weights_of_a_shape_without_a_dtype_are_counted_in_bf16():
+    m = memory_per_gpu(NO_DTYPE, H100, tp=1, seq_len=1024, kv_dtype="fp8")
+    assert (m.weight_width, m.weight_bytes, m.kv_bytes_per_token) == (2.0, 2_000_000, 4_096)
+
+
+def test_tpot_flops_are_the_weights_twice_plus_attention_over_the_context():
+    m = memory_per_gpu(LLAMA, H100, tp=4, seq_len=8192)
+    # (2 x 70.6e9 + 4 x 80 layers x 64 heads x 128 x 8,192) / 4 GPUs, per sequence
+    assert tpot(LLAMA, H100, m, 1, FIXED).flops == 40_668_709_120
+    assert tpot(LLAMA, H100, m, 32, FIXED).flops == 32 * 40_668_709_120 == 1_301_398_691_840
+
+
+def test_a_tpot_target_met_exactly_is_met():
+    m = memory_per_gpu(LLAMA, H100, tp=4, seq_len=8192)
+    # (35.3e9 + 27 x 671,088,640) / (3.35e12 x 0.8), TPOT at batch 27 to the last bit
+    exactly = 0.01993260943283582
+    assert slo_batch(LLAMA, H100, m, exactly, FIXED) == 27
+    assert slo_batch(LLAMA, H100, m, 0.0199326, FIXED) == 26
