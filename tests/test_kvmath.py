@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -11,6 +12,7 @@ from drill.errors import ConfigError
 from drill.serving.hfconfig import shape_from_config, shape_from_config_dict
 from drill.serving.kvmath import (
     DTYPE_BYTES,
+    PRESETS_PATH,
     ModelShape,
     canonical_dtype,
     check_count,
@@ -628,3 +630,238 @@ def test_bad_field_in_a_file_names_file_and_field(tmp_path):
     path.write_text(json.dumps({**_BASE, "num_key_value_heads": 3}))
     with pytest.raises(ConfigError, match=f"^{path}: num_attention_heads .* num_key_value_heads"):
         shape_from_config(path)
+
+
+# --- what a user is told, word for word, and the edges of each limit -------------------
+
+
+def _refusal(call, *args, **kwargs) -> str:
+    with pytest.raises(ConfigError) as refused:
+        call(*args, **kwargs)
+    return str(refused.value)
+
+
+def test_a_dtype_that_is_not_a_name_is_refused_with_what_was_given():
+    assert _refusal(dtype_bytes, 2) == "dtype must be a name such as bf16, got 2"
+
+
+def test_an_unknown_dtype_lists_every_valid_name():
+    assert _refusal(dtype_bytes, "fp12") == (
+        "unknown dtype 'fp12'; valid names: bf16, bfloat16, float16, float32, float8, "
+        "float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, fp16, fp32, fp8, half, "
+        "int4, int8 (any float8_* too)"
+    )
+
+
+def test_any_float8_spelling_is_one_byte_fp8():
+    assert (dtype_bytes("float8_e3m4"), canonical_dtype("Float8_E8M0FNU")) == (1.0, "fp8")
+
+
+def test_a_long_bad_count_is_shown_cut_at_40_characters():
+    assert _refusal(parse_count, "x" * 40, "n") == f"n must be a whole number, got '{'x' * 40}'"
+    assert _refusal(parse_count, "x" * 41, "n") == f"n must be a whole number, got '{'x' * 37}...'"
+
+
+def test_a_count_of_over_100_digits_is_refused_by_its_length():
+    assert _refusal(parse_count, "1" + "0" * 100, "n") == (
+        "n has 101 digits: absurdly large (the limit is 2,147,483,648)"
+    )
+    assert _refusal(parse_count, "-" + "9" * 101, "n") == (
+        f"n must be at least 1, got '-{'9' * 36}...'"
+    )
+
+
+def test_a_count_of_100_digits_is_read_and_refused_as_too_large():
+    too_large = "n = 1" + ",000" * 33 + " is absurdly large (the limit is 2,147,483,648)"
+    assert _refusal(parse_count, "1" + "0" * 99, "n") == too_large
+    # separators and leading zeros are not digits of the number
+    assert _refusal(parse_count, "1" + ",000" * 33, "n") == too_large
+    assert _refusal(parse_count, "1" + "_000" * 33, "n") == too_large
+    assert parse_count("+" + "0" * 200 + "5", "n") == 5
+
+
+def test_a_count_over_the_callers_limit_names_the_limit():
+    assert _refusal(parse_count, "5000", "--blocks", maximum=4096) == (
+        "--blocks = 5,000 is absurdly large (the limit is 4,096)"
+    )
+
+
+def test_sixteen_bytes_per_element_is_the_widest_dtype_accepted():
+    assert kv_cache_bytes(1, 1, 1, 1, 16) == 32
+
+
+def test_a_cache_of_exactly_2_to_the_80_bytes_is_accepted():
+    assert kv_cache_bytes(2**17, 2**31, 2**31, 1, 1) == 2**80
+
+
+def test_the_kv_cache_refusals_name_the_field():
+    assert _refusal(kv_cache_bytes, 0, 8, 128, 1, 2) == "layers must be at least 1, got 0"
+    assert _refusal(kv_cache_bytes, 32, 0, 128, 1, 2) == "kv_heads must be at least 1, got 0"
+    assert _refusal(kv_cache_bytes, 32, 8, 0, 1, 2) == "head_dim must be at least 1, got 0"
+    assert _refusal(kv_cache_bytes, 32, 8, 128, 1, 2, 0) == "requests must be at least 1, got 0"
+    assert _refusal(kv_cache_bytes, 1, 1, 1, 1, 0.3) == (
+        "the KV cache comes to 0.6 bytes, not a whole number of bytes"
+    )
+
+
+def test_a_model_shape_names_the_bad_field():
+    assert _refusal(_shape, hidden=0) == "hidden must be at least 1, got 0"
+    assert _refusal(_shape, dtype="bfloat16") == "dtype 'bfloat16' should be written 'bf16'"
+    assert _refusal(_shape, window_layers=3) == "window_layers is set but sliding_window is not"
+    assert _refusal(_shape, sliding_window=4096, window_layers=33) == (
+        "window_layers must be between 1 and layers (32), got 33"
+    )
+    assert _refusal(_shape, kv_lora_rank=512) == (
+        "an MLA model needs both kv_lora_rank and qk_rope_head_dim"
+    )
+
+
+def test_parameters_are_capped_at_a_quadrillion():
+    assert _shape(params=10**15).params == 10**15
+    assert _refusal(_shape, params=10**15 + 1) == (
+        "params = 1,000,000,000,000,001 is absurdly large (the limit is 1,000,000,000,000,000)"
+    )
+
+
+def test_active_parameters_are_at_most_all_of_them():
+    assert _shape(params=1000, active_params=1000).active == 1000
+    assert _refusal(_shape, params=1000, active_params=1001) == (
+        "active_params = 1,001 is absurdly large (the limit is 1,000)"
+    )
+    assert _shape(active_params=10**15).active == 10**15
+    assert _refusal(_shape, active_params=10**15 + 1) == (
+        "active_params = 1,000,000,000,000,001 is absurdly large "
+        "(the limit is 1,000,000,000,000,000)"
+    )
+
+
+def test_a_single_windowed_layer_is_allowed():
+    assert _shape(sliding_window=4096, window_layers=1).global_layers == 31
+
+
+def test_preset_refusals_name_the_presets_file_and_the_preset():
+    assert _refusal(presets_from_mapping, {}) == (
+        "presets.yaml: expected a mapping of preset names to model shapes"
+    )
+    for name, shown in (("Llama", "'Llama'"), ("  ", "'  '"), (7, "7")):
+        assert _refusal(presets_from_mapping, {name: _GOOD_ENTRY}) == (
+            f"presets.yaml: preset {shown}: preset names are lower-case strings"
+        )
+    two_missing = {k: v for k, v in _GOOD_ENTRY.items() if k not in ("hidden", "layers")}
+    assert _refusal(presets_from_mapping, {"x": two_missing}) == (
+        "presets.yaml: preset 'x': missing layers, hidden"
+    )
+    assert _refusal(presets_from_mapping, {"x": {**_GOOD_ENTRY, "zeta": 1, "alpha": 2}}) == (
+        "presets.yaml: preset 'x': unknown alpha, zeta"
+    )
+
+
+def test_a_presets_own_window_layers_are_kept():
+    entry = {**_GOOD_ENTRY, "sliding_window": 16, "window_layers": 1}
+    assert presets_from_mapping({"x": entry})["x"].window_layers == 1
+
+
+def test_the_presets_file_reads_as_the_documented_shapes():
+    # read past load_presets' cache, so every line of the reading is what this test runs
+    shapes = presets_from_mapping(yaml.safe_load(PRESETS_PATH.read_text(encoding="utf-8")))
+    assert set(shapes) == set(PRESET_BYTES_PER_TOKEN)
+    llama = shapes["llama-3-70b"]
+    assert (llama.layers, llama.q_heads, llama.kv_heads, llama.head_dim) == (80, 64, 8, 128)
+    assert (llama.dtype, llama.params, llama.window_layers) == ("bf16", 70_600_000_000, 0)
+    mistral = shapes["mistral-7b-v0.1"]
+    assert (mistral.sliding_window, mistral.window_layers) == (4096, 32)
+
+
+def test_estimate_refusals_name_the_field():
+    assert _refusal(kv_estimate, _shape(), 0) == "seq_len must be at least 1, got 0"
+    assert _refusal(kv_estimate, _shape(), 1, requests=0) == "requests must be at least 1, got 0"
+    assert _refusal(kv_estimate, _shape(), 1, reserve=0) == "reserve must be at least 1, got 0"
+    assert _refusal(kv_estimate, _shape(), 4096, reserve=2048) == (
+        "reserve (2,048 tokens) is less than seq_len (4,096 tokens); "
+        "a request cannot hold more than it reserved"
+    )
+
+
+def test_a_fractional_or_huge_estimate_names_the_part_that_is():
+    one_element = _shape(layers=1, kv_heads=1, head_dim=1)
+    assert _refusal(kv_estimate, one_element, 1, 0.3) == (
+        "one token's cache comes to 0.6 bytes, not a whole number of bytes"
+    )
+    # 1 byte per token, but 9 token-layers (1 windowed at 1 token, 4 global at 2) of 0.2
+    windowed = _shape(layers=5, kv_heads=1, head_dim=1, sliding_window=1, window_layers=1)
+    assert _refusal(kv_estimate, windowed, 2, 0.1) == (
+        "one request comes to 1.8 bytes, not a whole number of bytes"
+    )
+    huge = _shape(layers=1, kv_heads=2**31, head_dim=2**31, dtype="fp8")  # 2**63 bytes a token
+    assert kv_estimate(huge, 2**17).total_bytes == 2**80
+    assert _refusal(kv_estimate, huge, 2**17, requests=2) == (
+        "the total comes to 2.42e+24 bytes, absurdly large (over 2**80)"
+    )
+    assert _refusal(kv_estimate, huge, 2**16, reserve=2**18) == (
+        "the reservation comes to 2.42e+24 bytes, absurdly large (over 2**80)"
+    )
+
+
+def test_reserving_exactly_the_live_length_wastes_nothing():
+    e = kv_estimate(_shape(), 4096, reserve=4096)
+    assert (e.reserve_tokens, e.reserved_bytes, e.waste_fraction) == (4096, 536_870_912, 0.0)
+
+
+def test_an_estimate_carries_what_it_was_asked():
+    shape = _shape()
+    e = kv_estimate(shape, 4096, "int8", requests=2, reserve=8192)
+    assert e.shape is shape
+    assert (e.dtype, e.dtype_bytes, e.seq_len, e.requests, e.reserve_tokens) == (
+        "int8", 1.0, 4096, 2, 8192,
+    )  # fmt: skip
+
+
+def test_two_requests_are_shown_in_the_formula():
+    assert kv_estimate(_shape(), 4096, requests=2).formula == (
+        "2 · layers · kv_heads · head_dim · seq_len · dtype_bytes · requests"
+        " = 2 · 32 · 8 · 128 · 4096 · 2 · 2 = 1,073,741,824 bytes"
+    )
+
+
+def test_an_ignored_window_counts_every_layer_at_full_length():
+    e = kv_estimate(_shape(sliding_window=4096, window_layers=16), 8192, ignore_window=True)
+    assert e.formula == (
+        "2 · layers · kv_heads · head_dim · seq_len · dtype_bytes"
+        " = 2 · 32 · 8 · 128 · 8192 · 2 = 1,073,741,824 bytes"
+    )
+    assert e.notes == ("sliding window of 4,096 tokens ignored: every layer counted at all 8,192 tokens",)
+
+
+def test_a_window_on_every_layer_caps_the_formulas_tokens():
+    every = _shape(sliding_window=4096, window_layers=32)
+    e = kv_estimate(every, 8192)
+    assert e.formula == (
+        "2 · layers · kv_heads · head_dim · min(seq_len, window) · dtype_bytes"
+        " = 2 · 32 · 8 · 128 · 4096 · 2 = 536,870,912 bytes"
+    )
+    assert e.notes == ("sliding window: every layer keeps only the last 4,096 tokens",)
+    assert kv_estimate(every, 4096).notes == (
+        "sliding window of 4,096 tokens not reached at 4,096 tokens: nothing is dropped",
+    )
+
+
+def _heads(q_heads, kv_heads) -> ModelShape:
+    return ModelShape("t", "test shape", 32, q_heads, kv_heads, 128, dtype="fp16")
+
+
+def test_the_notes_say_how_heads_are_shared():
+    assert kv_estimate(_heads(32, 8), 16).notes == (
+        "grouped-query attention: 32 query heads share 8 KV heads, "
+        "and only the 8 KV heads are cached",
+    )
+    assert kv_estimate(_heads(8, 1), 16).notes == (
+        "multi-query attention: 8 query heads share one KV head, "
+        "and only that one KV head is cached",
+    )
+    assert kv_estimate(_heads(8, 8), 16).notes == ()  # as many KV heads as query heads
+    mla = ModelShape("d", "mla", 2, 16, 16, 128, dtype="bf16", kv_lora_rank=512, qk_rope_head_dim=64)
+    assert kv_estimate(mla, 16).notes == (
+        "multi-head latent attention: each layer caches one 512-element compressed KV latent "
+        "plus a 64-element rotary key per token, shared by all heads; no separate K and V, "
+        "so no factor 2",
+    )
