@@ -32,63 +32,71 @@ CLAIM = "a prefix hit speeds up decode steps"
 # answer, covered, wrong claim about the first point (or None), suggested rating
 TABLE = [
     # word forms and spelling
-    ("TTFT", ONE, None, 1),
-    ("ttft", ONE, None, 1),
-    ("the time to the first token", ONE, None, 1),
-    ("requests are queued", TWO, None, 1),
-    ("queueing", TWO, None, 1),
-    ("queuing delay", TWO, None, 1),
-    ("the queues", TWO, None, 1),
-    ("we skipped the prefill of the prefix", (False, False, True), None, 1),
-    ("it reuses the stored K and V", (False, False, True), None, 1),
-    ("TTFTs", ONE, None, 1),
-    ("TTFTX or XTTFT", NONE, None, 1),  # a cue inside another word is not the cue
+    ("TTFT", ONE, None, None),
+    ("ttft", ONE, None, None),
+    ("the time to the first token", ONE, None, None),
+    ("requests are queued", TWO, None, None),
+    ("queueing", TWO, None, None),
+    ("queuing delay", TWO, None, None),
+    ("the queues", TWO, None, None),
+    ("we skipped the prefill of the prefix", (False, False, True), None, None),
+    ("it reuses the stored K and V", (False, False, True), None, None),
+    ("TTFTs", ONE, None, None),
+    ("TTFTX or XTTFT", NONE, None, None),  # a cue inside another word is not the cue
     # negation before the cue
-    ("not TTFT", NONE, None, 1),
-    ("TPOT, not TTFT", NONE, None, 1),
-    ("TPOT not TTFT", NONE, None, 1),
-    ("no queueing at all", NONE, None, 1),
-    ("it doesn't include queueing", NONE, None, 1),
-    ("it isn't really about the time to first token", NONE, None, 1),
-    ("neither TTFT nor queueing", NONE, None, 1),
-    ("without queueing", NONE, None, 1),
-    ("it never touches TTFT", NONE, None, 1),
+    ("not TTFT", NONE, None, None),
+    ("TPOT, not TTFT", NONE, None, None),
+    ("TPOT not TTFT", NONE, None, None),
+    ("no queueing at all", NONE, None, None),
+    ("it doesn't include queueing", NONE, None, None),
+    ("it isn't really about the time to first token", NONE, None, None),
+    ("neither TTFT nor queueing", NONE, None, None),
+    ("without queueing", NONE, None, None),
+    ("it never touches TTFT", NONE, None, None),
     # contrast
-    ("TPOT rather than TTFT", NONE, None, 1),
-    ("TPOT instead of TTFT", NONE, None, 1),
-    ("TPOT as opposed to TTFT", NONE, None, 1),
-    ("TTFT rather than TPOT", ONE, None, 1),
+    ("TPOT rather than TTFT", NONE, None, None),
+    ("TPOT instead of TTFT", NONE, None, None),
+    ("TPOT as opposed to TTFT", NONE, None, None),
+    ("TTFT rather than TPOT", ONE, None, None),
     # negation after the cue
-    ("queueing is not included", NONE, None, 1),
-    ("TTFT doesn't change", NONE, None, 1),
-    ("queueing time is not included", NONE, None, 1),
-    ("the queue wait time isn't counted", NONE, None, 1),
-    ("queueing is excluded", NONE, None, 1),
-    ("queue time is left out", NONE, None, 1),
-    ("queueing delay is ignored", NONE, None, 1),
-    ("TTFT is lowered", ONE, None, 1),
-    ("TTFT really does not change", NONE, None, 1),
-    ("it lowers TTFT since TPOT is not affected", ONE, None, 1),
-    ("it lowers TTFT as decode is not affected", ONE, None, 1),
-    ("TTFT drops, decode speed is not affected", ONE, None, 1),
+    ("queueing is not included", NONE, None, None),
+    ("TTFT doesn't change", NONE, None, None),
+    ("queueing time is not included", NONE, None, None),
+    ("the queue wait time isn't counted", NONE, None, None),
+    ("queueing is excluded", NONE, None, None),
+    ("queue time is left out", NONE, None, None),
+    ("queueing delay is ignored", NONE, None, None),
+    ("TTFT is lowered", ONE, None, None),
+    ("TTFT really does not change", NONE, None, None),
+    ("it lowers TTFT since TPOT is not affected", ONE, None, None),
+    ("it lowers TTFT as decode is not affected", ONE, None, None),
+    ("TTFT drops, decode speed is not affected", ONE, None, None),
     # negation reaches only so far (NEGATION_REACH: four words), and not across a clause
-    ("it is not big big big big TTFT", NONE, None, 1),
-    ("it is not big big big big big TTFT", ONE, None, 1),
-    ("TTFT, not TPOT", ONE, None, 1),
-    ("TTFT not TPOT", ONE, None, 1),
+    ("it is not big big big big TTFT", NONE, None, None),
+    ("it is not big big big big big TTFT", ONE, None, None),
+    ("TTFT, not TPOT", ONE, None, None),
+    ("TTFT not TPOT", ONE, None, None),
     ("not only TTFT but queueing too", (True, True, False), None, 2),
-    ("No, it lowers TTFT", ONE, None, 1),
-    ("No it lowers TTFT", ONE, None, 1),
-    ("not decode but TTFT", ONE, None, 1),
-    ("it is not TPOT; TTFT drops", ONE, None, 1),
-    ("without a cache every request would queue", TWO, None, 1),
-    ("TPOT is unchanged and TTFT drops", ONE, None, 1),
+    ("No, it lowers TTFT", ONE, None, None),
+    ("No it lowers TTFT", ONE, None, None),
+    ("not decode but TTFT", ONE, None, None),
+    ("it is not TPOT; TTFT drops", ONE, None, None),
+    ("without a cache every request would queue", TWO, None, None),
+    ("TPOT is unchanged and TTFT drops", ONE, None, None),
     # wrong claims: one found marks its point missed and suggests Again
     ("it speeds up decode", NONE, CLAIM, 1),
-    ("TTFT drops and it speeds up decode too", NONE, CLAIM, 1),
+    ("TTFT drops and it speeds up decode too", NONE, CLAIM, None),
     ("it improves TPOT, queueing and reuse", (False, True, True), CLAIM, 1),
-    ("it does not speed up decode; TTFT drops", ONE, None, 1),
-    ("rather than speeding up decode it cuts TTFT", ONE, None, 1),
+    ("it does not speed up decode; TTFT drops", ONE, None, None),
+    ("rather than speeding up decode it cuts TTFT", ONE, None, None),
+    # polarity beyond "not": the cue that follows or precedes the denial is denied
+    ("queueing has nothing to do with it", NONE, None, None),
+    ("it has nothing to do with queueing", NONE, None, None),
+    ("TTFT is irrelevant here", NONE, None, None),
+    ("queueing plays no role", NONE, None, None),
+    ("TTFT is the same regardless of queueing", ONE, None, None),
+    ("independent of queueing, TTFT drops and the prefix's KV is reused", (True, False, True),
+     None, 2),
     # coverage decides the rest
     ("", NONE, None, 1),
     ("TTFT, because we reuse the cached prefix", (True, False, True), None, 2),
@@ -140,7 +148,7 @@ def test_one_key_point_covered_is_good_when_it_is_the_only_one():
         answer_text="TTFT", key_points=(("TTFT", ("ttft",)),),
     )  # fmt: skip
     assert grade(single, "TTFT").rating == 3
-    assert grade(single, "TPOT").rating == 1
+    assert grade(single, "TPOT").rating is None  # nothing found: it cannot tell
 
 
 def test_the_stemmer_is_loaded_only_when_an_answer_is_read():
@@ -163,3 +171,118 @@ def test_the_stemmer_is_loaded_only_when_an_answer_is_read():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]
+
+
+# --------------------------------------------------------------------------- direction
+
+# the latency a hit lowers, said either way
+LATENCY = Instance(
+    question_id="k",
+    kind="concept",
+    seed=1,
+    text="What does a larger decode batch do to per-token latency and to throughput?",
+    topic="metrics",
+    difficulty=2,
+    answer_text="Per-token latency rises a little; throughput grows much more.",
+    key_points=(
+        ("Per-token latency rises.", ("latency rises", "higher latency", "slower tokens")),
+        ("Throughput grows.", ("throughput grows", "more throughput", "higher throughput")),
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "covered", "claims", "rating"),
+    [
+        ("latency rises and throughput grows", (True, True), (None, None), 3),
+        ("latency rises, throughput falls", (True, False),
+         (None, "the opposite of: Throughput grows."), 1),
+        ("lower latency and less throughput", (False, False),
+         ("the opposite of: Per-token latency rises.", "the opposite of: Throughput grows."), 1),
+        ("faster tokens and higher throughput", (False, True),
+         ("the opposite of: Per-token latency rises.", None), 1),
+        # negated, the other way is no claim
+        ("latency does not fall, and throughput grows", (False, True), (None, None), 2),
+        # a direction word alone, without its subject, says nothing of either point
+        ("it rises", (False, False), (None, None), None),
+        # said both ways at once: the grader cannot tell
+        ("throughput grows, no wait, throughput falls", (False, False),
+         (None, "the opposite of: Throughput grows."), None),
+    ],
+)  # fmt: skip
+def test_a_direction_said_the_other_way_contradicts_its_point(answer, covered, claims, rating):
+    verdict = grade(LATENCY, answer)
+    assert (verdict.covered, verdict.wrong_claims, verdict.rating) == (covered, claims, rating)
+
+
+def test_a_point_said_the_other_way_is_named_in_the_verdict():
+    verdict = grade(LATENCY, "latency rises, throughput falls")
+    assert kind_of("concept").verdict_lines(LATENCY, verdict)[-1] == (
+        'Careful: the answer says the opposite of "Throughput grows.".'
+    )
+
+
+# --------------------------------------------------------------------------- suggestion
+
+
+@pytest.mark.parametrize(
+    ("text", "covered", "claims", "conflicted", "rating"),
+    [
+        ("", (False, False), (), False, 1),  # nothing said
+        ("a b c", (True, True), (), False, 3),
+        ("a b c", (True, False), (), False, 2),  # half
+        ("a b c", (True, False, False), (), False, None),  # under half: cannot tell
+        ("a b c", (True, True, False, False), (), False, 2),
+        ("a b c", (True, True, True), ("wrong",), False, 1),
+        ("a b c", (True, True, True), ("wrong",), True, None),  # found and contradicted
+        ("KV cache, GQA, paging, FlashAttention", (True, True), (), False, None),  # a list
+        ("KV cache, GQA", (True, True), (), False, 3),  # two parts are no list
+        ("KV heads are shared, cache shrinks, queries unchanged", (True, True), (), False, 3),
+        ("a, b, c, d, e, f word word", (True,), (), False, None),
+        ("a, b, c six words in this part here", (True,), (), False, 3),  # a part too long
+    ],
+)  # fmt: skip
+def test_the_suggestion_says_when_it_cannot_tell(text, covered, claims, conflicted, rating):
+    from drill.kinds.concept import suggestion
+
+    assert suggestion(text, covered, claims, conflicted) == rating
+
+
+def test_a_list_of_terms_is_left_to_the_user_and_the_verdict_says_why():
+    verdict = grade(PREFIX, "TTFT, queueing, prefix reuse, radix tree")
+    assert verdict.rating is None
+    assert verdict.feedback.splitlines()[-1] == (
+        "A list of terms claims nothing about them: the grader cannot tell what you know, so "
+        "rate it yourself (and say what each does, and why)."
+    )
+
+
+# --------------------------------------------------------------------------- phrasings
+
+
+def test_a_cue_finds_every_phrasing_of_its_group():
+    from drill.kinds.cues import Answer
+
+    answer = Answer("prefill of the whole prompt runs as one batched forward pass")
+    assert answer.finds("a single forward pass")
+    assert Answer("by Little's law").finds("arrival rate times time in system")
+    assert not Answer("two forward passes").finds("one forward pass")
+
+
+def test_the_phrasings_file_is_checked():
+    from drill.errors import BankError
+    from drill.kinds.phrasings import equivalents_table, load_groups
+
+    table = equivalents_table([["a b", "c"], ["c", "d e"]], lambda t: tuple(t.split()))
+    assert table[("c",)] == (("a", "b"), ("c",), ("d", "e"))
+    assert table[("a", "b")] == (("a", "b"), ("c",))
+    assert len(load_groups()) >= 2
+    for bad in ("groups: 3", "groups: [[one]]", "groups: [[a, 2]]", "- a", ":"):
+        import tempfile
+        from pathlib import Path as P
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = P(folder) / "phrasings.yaml"
+            path.write_text(bad)
+            with pytest.raises(BankError, match=r"^phrasings.yaml: "):
+                load_groups(path)

@@ -65,7 +65,7 @@ def test_a_refused_answer_is_written_beside_the_database_and_the_session_goes_on
     assert {k: record[k] for k in fields} == {
         "question_id": "qf-decode-bound",
         "reviewed_at": iso(T0 + timedelta(seconds=100)),  # after the answer, ticks, rating
-        "rating": 1,  # one key point of two covered: again
+        "rating": 2,  # one key point of two covered: half, Hard
         "correct": None,
         "cram": False,
         "ticks": "10",  # the ticks go with the kept answer

@@ -443,12 +443,12 @@ CONCEPT = Instance(
             (True, True, True),
             3,
         ),
-        ("HBMs", (False, True, False), 1),  # one point of three: Again
-        ("kvcache", (True, False, False), 1),
-        ("", (False, False, False), 1),
-        ("no idea", (False, False, False), 1),
-        ("membound", (False, False, False), 1),
-        ("SHBM", (False, False, False), 1),  # a cue inside another word does not count
+        ("HBMs", (False, True, False), None),  # one point of three: the grader cannot tell
+        ("kvcache", (True, False, False), None),
+        ("", (False, False, False), 1),  # nothing said
+        ("no idea", (False, False, False), None),
+        ("membound", (False, False, False), None),
+        ("SHBM", (False, False, False), None),  # a cue inside another word does not count
     ],
 )
 def test_concept_coverage(answer, covered, rating):
@@ -460,7 +460,7 @@ def test_concept_coverage(answer, covered, rating):
 
 
 def test_concept_feedback_and_hint_cap():
-    verdict = grade(CONCEPT, "memory bound, kv cache, kv heads", hinted=True)
+    verdict = grade(CONCEPT, "it is memory bound as it reads the kv cache; kv heads", hinted=True)
     assert verdict.rating == 2
     assert verdict.feedback == (
         "Covered: Each step reads the KV cache and weights; Decode is bandwidth-bound; "
@@ -520,7 +520,8 @@ ALL = [*INSTANCES.values(), CHOICE, MULTI, ORDER, CONCEPT]
 @given(st.sampled_from(ALL), st.text(max_size=60))
 def test_any_text_gets_a_verdict(instance, text):
     verdict = grade(instance, text, duration_ms=1000)
-    assert verdict.rating in (1, 2, 3, 4)
+    # a concept answer's reading may be too uncertain to suggest a rating
+    assert verdict.rating in (1, 2, 3, 4) or (verdict.rating is None and verdict.status == "self")
     if verdict.correct:
         assert verdict.status in ("correct", "unit")
     if verdict.status in ("unreadable", "wrong", "magnitude", "misconception"):

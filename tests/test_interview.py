@@ -159,7 +159,7 @@ def test_each_answer_is_saved_before_the_next_question_with_its_time():
     assert [a.turn.number for a in saved] == [1, 2, 3, 4, 5, 6]
     assert [a.duration_ms for a in saved] == [30_000, 45_000, 30_000, 60_000, 5_000, 90_000]
     assert [a.text for a in saved][4] is None  # passed
-    assert [a.rating for a in saved] == [3, 1, 3, 1, 1, 3]
+    assert [a.rating for a in saved] == [3, 1, 3, 2, 1, 3]
     assert saved == result.answers
 
 
@@ -407,7 +407,7 @@ def test_an_interviews_concept_answers_keep_the_graders_ticks():
         ("iv-open", 3, None),
         ("iv-open", 1, None),
         ("iv-many", 3, None),
-        ("iv-why-cache", 1, "10"),  # one point of two
+        ("iv-why-cache", 2, "10"),  # one point of two: half, Hard
         ("iv-step", 1, None),  # passed
         ("iv-why-decode", 3, "11"),
     ]

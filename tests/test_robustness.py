@@ -128,7 +128,7 @@ def test_grading_any_text_gives_a_verdict(data, text):
         verdict = grade(instance, text, duration_ms=1000)
     except AnswerError:
         return
-    assert verdict.rating in (1, 2, 3, 4)
+    assert verdict.rating in (1, 2, 3, 4) or (verdict.rating is None and verdict.status == "self")
     assert verdict.value is None or math.isfinite(verdict.value)
 
 
@@ -157,7 +157,7 @@ def test_quiz_stores_a_concept_answer_that_is_not_utf8(tmp_path):
     assert "  [x] 1. every step reads all the weights\n" in result.stdout
     # one key point of two covered: Again suggested, and taken with Enter; with nothing
     # else left the card comes back at once (learn-ahead), and q ends the session there
-    assert "1 answered: 0 right, 1 wrong, 1 skipped; 1 min 40 s." in result.stdout
+    assert "1 answered: 1 right, 0 wrong, 1 skipped; 1 min 40 s." in result.stdout  # Hard
     assert stored_answers(db) == ["\ufffd\ufffd x weights"]
 
 

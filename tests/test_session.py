@@ -380,7 +380,7 @@ def test_a_concept_answer_shows_the_model_answer_marks_key_points_and_is_self_ra
     assert "  [x] 1. every step reads all the weights" in term.text
     assert "  [ ] 2. little arithmetic per byte (low arithmetic intensity)" in term.text
     assert "(evidence asked for: decode_memory_bound)" in term.text
-    assert "[Enter = 1 again]" in term.text  # one key point of two
+    assert "[Enter = 2 hard]" in term.text  # one key point of two: half
     (row,) = reviews(db)
     assert row["question_id"] == "qf-decode-bound"
     assert (row["rating"], row["correct"], row["expected"], row["unit"]) == (4, None, None, None)

@@ -77,8 +77,27 @@ def test_ticks_the_user_leaves_alone_keep_the_graders_suggestion(tmp_path):
     db = tmp_path / "k.db"
     result = quiz(db, ["s", "it reads the weights", "", "", "q"])
     assert result.exit_code == 0, result.output
-    assert "[Enter = 1 again]" in result.output  # one point of two: the grader's Again
-    assert stored(db) == [("qf-decode-bound", 1, "10")]
+    assert "[Enter = 2 hard]" in result.output  # one point of two: the grader's Hard
+    assert stored(db) == [("qf-decode-bound", 2, "10")]
+
+
+def test_without_a_suggestion_enter_alone_rates_nothing(tmp_path):
+    db = tmp_path / "k.db"
+    # nothing of either point: the grader cannot tell; Enter, then a rating typed
+    result = quiz(db, ["s", "no idea really", "", "", "3", "q"])
+    assert result.exit_code == 0, result.output
+    assert (
+        "Rate: 1 again · 2 hard · 3 good · 4 easy [no suggestion: the grader cannot tell] "
+        "Type 1, 2, 3 or 4: the grader cannot tell for this answer.\n"
+    ) in result.output
+    assert stored(db) == [("qf-decode-bound", 3, "00")]
+
+
+def test_an_answer_without_a_suggestion_is_kept_at_the_end_of_input(tmp_path):
+    db = tmp_path / "k.db"
+    result = quiz(db, ["s", "no idea really", ""])  # input ends at the rating
+    assert result.exit_code == 0, result.output
+    assert stored(db) == [("qf-decode-bound", 1, "00")]  # what its ticks suggest
 
 
 def test_unticking_every_point_suggests_again(tmp_path):
@@ -131,7 +150,10 @@ def test_check_json_reports_the_suggestion_and_the_ticks():
                  "--bank", BANK_DIR, "--json")  # fmt: skip
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert (data["suggested_rating"], data["ticks"], data["covered"]) == (1, "10", [True, False])
+    assert (data["suggested_rating"], data["ticks"], data["covered"]) == (2, "10", [True, False])
+    none = json.loads(run("check", "qf-decode-bound", "--seed", "1", "--answer", "no idea",
+                          "--bank", BANK_DIR, "--json").output)  # fmt: skip
+    assert (none["suggested_rating"], none["rating"], none["ticks"]) == (None, None, "00")
     numeric = json.loads(run("check", "qf-kv-bytes", "--seed", "1", "--answer", "2 MiB",
                              "--bank", BANK_DIR, "--json").output)  # fmt: skip
     assert (numeric["suggested_rating"], numeric["ticks"]) == (3, None)

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from drill.bank.yaml_lines import LocatedMap
 
 CATALOGUE_NAME = "misconceptions.yaml"
+# the built-in folder's files that are not decks: the misconception catalogue and the
+# phrasings every cue draws on (drill.kinds.phrasings)
+NOT_DECKS = frozenset({CATALOGUE_NAME, "phrasings.yaml"})
 BANK_SUFFIXES = (".yaml", ".yml")
 DECK_KEYS = ("deck", "description", "questions")
 MAX_BANK_FILE_BYTES = 16 * 1024 * 1024  # the built-in deck's files are tens of KiB
@@ -316,18 +319,18 @@ def _read_deck(path: Path, data: Any):
 
 
 def builtin_bank_files(bank_dir: Path | None = None) -> list[Path]:
-    """The built-in deck files, by name; the misconception catalogue is not a deck."""
+    """The built-in deck files, by name; the catalogue and the phrasings are no decks."""
     if bank_dir is None:
         from question_bank import BANK_DIR
 
         bank_dir = BANK_DIR
-    return sorted(p for p in bank_dir.glob("*.yaml") if p.name != CATALOGUE_NAME)
+    return sorted(p for p in bank_dir.glob("*.yaml") if p.name not in NOT_DECKS)
 
 
-def _is_catalogue(path: Path) -> bool:
+def _is_builtin_non_deck(path: Path) -> bool:
     from question_bank import BANK_DIR
 
-    return path.name == CATALOGUE_NAME and path.resolve().parent == BANK_DIR
+    return path.name in NOT_DECKS and path.resolve().parent == BANK_DIR
 
 
 def expand_bank_paths(paths: Iterable[Path]) -> list[Path]:
@@ -341,7 +344,7 @@ def expand_bank_paths(paths: Iterable[Path]) -> list[Path]:
         path = Path(path)
         if path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.suffix in BANK_SUFFIXES and p.is_file())
-            found = [p for p in found if not _is_catalogue(p)]
+            found = [p for p in found if not _is_builtin_non_deck(p)]
         elif path.is_file():
             found = [path]
         else:

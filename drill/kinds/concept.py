@@ -1,20 +1,33 @@
 """Concept questions: answered in the user's own words and rated by the user.
 
 The grader reads which key points the text covers (drill.kinds.cues: cues matched as
-words in any form, not counted under negation or contrast, and wrong claims that
-mark their point missed) and suggests a rating from that: Again when the text
-makes a wrong claim or covers at most one point, Good when it covers every point,
-Hard in between. The verdict shows the model answer beside the key points as a
-checklist ([x] covered, [!] contradicted) and names each wrong claim; the user's
-own rating decides.
+words in any form and in the shared phrasings, not counted under negation or
+contrast; wrong claims, and a point said the other way, mark their point missed) and
+suggests a rating only where its reading is sure enough:
+
+- Good when every point is found and nothing contradicts it;
+- Hard when at least half the points are found and nothing is contradicted;
+- Again when the text makes a wrong claim (and says nothing that point needs), or is
+  empty;
+- no suggestion, the user rates, when the reading is uncertain: fewer than half the
+  points found and nothing wrong (a right answer in other words reads so too), a list
+  of fragments with no sentence (terms named with nothing claimed about them, or a
+  terse answer: words alone cannot tell them apart; the verdict says what a list
+  lacks), or a point found and contradicted at once.
+
+The verdict shows the model answer beside the key points as a numbered checklist
+([x] covered, [!] contradicted) and names each wrong claim; the user's ticks and
+rating decide (drill.study.ticks).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from drill.kinds.base import Kind, fixed_text_fields, lint_hint
+from drill.kinds.cues import OPPOSITE
 from drill.kinds.instance import DrawSources, Instance
 from drill.kinds.verdict import AGAIN, GOOD, HARD, Verdict
 from drill.reports.document import Block
@@ -61,13 +74,15 @@ class ConceptKind(Kind):
         got = [p for p, c in zip(points, found.covered, strict=True) if c]
         missed = [p for p, c in zip(points, found.covered, strict=True) if not c]
         claims = [claim for claim in found.wrong_claims if claim]
-        rating = AGAIN if claims else rating_from_ticks(found.covered)
+        rating = suggestion(text, found.covered, claims, any(found.conflicted))
         lines = []
         if got:
             lines.append("Covered: " + "; ".join(got))
         if missed:
             lines.append("Missed: " + "; ".join(missed))
         lines += [careful(claim) for claim in claims]
+        if fragment_parts(text):
+            lines.append(LIST_NOTE)
         return Verdict(
             correct=None, status="self", feedback="\n".join(lines), rating=rating,
             covered=found.covered, wrong_claims=found.wrong_claims,
@@ -133,6 +148,54 @@ def checklist_lines(
     return lines
 
 
+# a part of an answer that holds one of these says something about its terms
+_CLAIM_WORDS = frozenset(
+    "is are was were be been being does do did has have had will would can could should "
+    "must means reads stores uses needs takes saves skips shares keeps holds costs grows "
+    "drops falls rises shrinks increases decreases lowers raises makes avoids reuses "
+    "because so since therefore".split()
+)
+_PARTS = re.compile(r"[,;\n•|/]+|\s[-–—]\s")
+FRAGMENT_WORDS = 5  # a list's parts are at most this long
+
+
+LIST_NOTE = (
+    "A list of terms claims nothing about them: the grader cannot tell what you know, "
+    "so rate it yourself (and say what each does, and why)."
+)
+
+
+def fragment_parts(text: str) -> int:
+    """How many fragments `text` is a list of, 0 when it is no list: at least three parts
+    (split at commas, semicolons, line breaks, bullets, slashes and dashes between
+    spaces), none longer than FRAGMENT_WORDS words, none holding a word that claims
+    something about them ("is", "reads", "because")."""
+    parts = [part.split() for part in _PARTS.split(text) if part.strip()]
+    if len(parts) < 3 or any(len(words) > FRAGMENT_WORDS for words in parts):
+        return 0
+    words = {w.strip(".:!?()").casefold() for part in parts for w in part}
+    return 0 if words & _CLAIM_WORDS else len(parts)
+
+
+def suggestion(
+    text: str, covered: Sequence[bool], claims: Sequence[str], conflicted: bool
+) -> int | None:
+    """The rating to suggest for a concept answer, or None when its reading is too
+    uncertain (see the module's docstring)."""
+    got, count = sum(1 for tick in covered if tick), len(covered)
+    if not text.strip():
+        return AGAIN
+    if fragment_parts(text):
+        return None
+    if conflicted:
+        return None
+    if claims:
+        return AGAIN
+    if got == count:
+        return GOOD
+    return HARD if 2 * got >= count else None
+
+
 def rating_from_ticks(ticks: Sequence[bool]) -> int:
     """The rating a checklist suggests: Good when every point is ticked, Again when none is
     (or only one of several), Hard in between."""
@@ -144,4 +207,6 @@ def rating_from_ticks(ticks: Sequence[bool]) -> int:
 
 def careful(claim: str) -> str:
     """How a verdict names a wrong claim the answer made."""
+    if claim.startswith(OPPOSITE):
+        return f'Careful: the answer says the opposite of "{claim[len(OPPOSITE):].strip()}".'
     return f'Careful: "{claim.strip()}" is wrong.'

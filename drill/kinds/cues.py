@@ -25,6 +25,20 @@ standing. "Not only", "not just" and "no matter" negate nothing. A clause
 ends at , ; : . ! ? and brackets, and at and, but, so, yet, while, whereas,
 although, though, because, however.
 
+Polarity goes beyond "not": "regardless of", "independent of", "irrespective of",
+"unrelated to" and "nothing to do with" deny what follows them, and a cue followed by
+"has nothing to do with", "is irrelevant", "is unrelated" or "plays no role" is denied
+("queueing has nothing to do with it").
+
+A cue holds its phrasings from the shared vocabulary (drill.kinds.phrasings): a cue
+that is one phrasing of a group is also found where another is ("one forward pass",
+"a single batched forward pass").
+
+A cue that says which way something moves ("TTFT drops", "lower latency", "faster
+decode") is read with its direction: the same words moving the other way ("TTFT
+rises", "higher latency", "slower decode"), found and not negated, contradict its key
+point, as a wrong claim does.
+
 A key point is covered when one of its cues is found and not negated, and none of
 its wrong claims is: a wrong claim (cues of its own, such as "speeds up prefill"
 for speculative decoding) found and not negated marks the point missed and is
@@ -76,6 +90,27 @@ _DENIED_ROLES = frozenset(
 )
 # "queueing is excluded", "queue time is left out": a denial without a "not"
 _LEFT_OUT = frozenset("excluded omitted ignored".split())
+# "queueing has nothing to do with it", "TTFT is irrelevant", "batch size plays no role"
+_DENIED_AFTER = frozenset("nothing irrelevant unrelated".split())
+_PLAYS = frozenset("play plays played playing".split())
+# phrases that deny what follows them: "regardless of batch size", "independent of TTFT"
+_DENYING_PHRASES = (
+    ("regardless", "of"), ("irrespective", "of"), ("independent", "of"), ("unrelated", "to"),
+    ("nothing", "to", "do", "with"),
+)  # fmt: skip
+# which way a cue says something moves, by class; a word of one side contradicts the
+# other side's ("drops" against "rises"); each class's words are stemmed when first used
+_DIRECTIONS = (
+    ("rise rises rising rose risen grow grows growing grew grown increase increases "
+     "increased increasing higher more larger bigger longer raise raises raised climb "
+     "climbs up",
+     "fall falls falling fell fallen drop drops dropped dropping shrink shrinks shrank "
+     "shrunk shrinking decrease decreases decreased decreasing lower lowers lowered less "
+     "fewer smaller shorter reduce reduces reduced reducing cut cuts down"),
+    ("faster quicker sooner", "slower"),
+    ("earlier", "later"),
+    ("better improve improves improved", "worse worsen worsens worsened degrade degrades"),
+)  # fmt: skip
 # how many words of the cue's noun phrase may stand between it and such a denial:
 # "queueing time is not included", "the queue wait time isn't counted"; not a word that
 # starts another clause ("TTFT drops as decode is not affected")
@@ -183,14 +218,54 @@ def cue_stems(cue: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=8192)
 def cue_forms(cue: str) -> tuple[tuple[str, ...], ...]:
-    """The stem sequences that show a cue: its words, and for a cue of several words
-    these written as one ("kv cache" is also "kvcache")."""
+    """The stem sequences that show a cue: its words, for a cue of several words these
+    written as one ("kv cache" is also "kvcache"), and every phrasing the shared
+    vocabulary says is the same (drill.kinds.phrasings)."""
     stems = cue_stems(cue)
     words = [t.word for t in tokens(cue) if not t.clause_end and t.word not in _FILLERS]
-    forms = [stems] if stems else []
+    forms = list(_phrasings().get(stems, (stems,))) if stems else []
     if len(words) > 1 and all(w.isalpha() for w in words):
         forms.append((stem("".join(words)),))
-    return tuple(forms)
+    return tuple(dict.fromkeys(forms))
+
+
+@functools.cache
+def _phrasings() -> dict[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """The shared vocabulary (drill.kinds.phrasings), read once: a phrasing's stems -> the
+    stems of every phrasing said to be the same."""
+    from drill.kinds.phrasings import equivalents_table, load_groups
+
+    return equivalents_table(load_groups(), cue_stems)
+
+
+@functools.cache
+def _direction_opposites() -> dict[str, tuple[str, ...]]:
+    """A direction word's stem -> the stems of the words that move the other way."""
+    opposites: dict[str, tuple[str, ...]] = {}
+    for up, down in _DIRECTIONS:
+        ups = tuple(dict.fromkeys(stem(w) for w in up.split()))
+        downs = tuple(dict.fromkeys(stem(w) for w in down.split()))
+        for one in ups:
+            opposites[one] = downs
+        for one in downs:
+            opposites[one] = ups
+    return opposites
+
+
+@functools.lru_cache(maxsize=8192)
+def opposite_forms(cue: str) -> tuple[tuple[str, ...], ...]:
+    """The stem sequences that say a cue's direction the other way: each form of the cue
+    with one direction word swapped for each word of the opposite side ("ttft drop" ->
+    "ttft rise", "ttft grow", ...); none for a cue that names no direction, or that is
+    nothing but a direction word (its subject is what the direction is read with)."""
+    opposites = _direction_opposites()
+    stems = cue_stems(cue)
+    found: list[tuple[str, ...]] = []
+    if len(stems) >= 2:
+        for i, word in enumerate(stems):
+            for other in opposites.get(word, ()):
+                found.append(stems[:i] + (other,) + stems[i + 1 :])
+    return tuple(dict.fromkeys(found))
 
 
 class Answer:
@@ -221,6 +296,10 @@ class Answer:
                 found[i] = NOUN_NEGATION_REACH
             elif i > 0 and (words[i - 1], word) in _CONTRASTS:
                 found[i] = NOUN_NEGATION_REACH
+            for phrase in _DENYING_PHRASES:  # "regardless of", "nothing to do with"
+                start = i - len(phrase) + 1
+                if start >= 0 and tuple(words[start : i + 1]) == phrase:
+                    found[i] = NOUN_NEGATION_REACH
         return found
 
     def _negated(self, start: int, end: int) -> bool:
@@ -241,27 +320,44 @@ class Answer:
             words = [t.word for t in after[skip : skip + 3]]
             if len(words) >= 2 and words[0] in _AUXILIARIES and (
                 words[1] in _LEFT_OUT or tuple(words[1:3]) == ("left", "out")
+                or words[1] in _DENIED_AFTER
                 or (words[1:2] == ["not"] and words[2:3] and words[2] in _DENIED_ROLES)
             ):  # fmt: skip
                 return True
+            if len(words) >= 2 and words[0] in _PLAYS and words[1] == "no":
+                return True  # "batch size plays no role"
             if skip >= len(after) or not _noun_phrase_word(after[skip]):
                 return False
         return False
 
     def finds(self, cue: str) -> bool:
         """Whether `cue` appears in the answer and is not negated there."""
-        stems = self._stems
-        for wanted in cue_forms(cue):
-            size = len(wanted)
-            for k in range(len(stems) - size + 1):
-                if stems[k] == wanted[0] and tuple(stems[k : k + size]) == wanted:
-                    start, end = self._content[k][0], self._content[k + size - 1][0]
-                    if not self._negated(start, end):
-                        return True
-        return False
+        return any(self._finds_form(wanted) for wanted in cue_forms(cue))
 
     def finds_any(self, cues: Iterable[str]) -> bool:
         return any(self.finds(cue) for cue in cues)
+
+    def reverses(self, cue: str) -> bool:
+        """Whether the answer says `cue`'s direction the other way, not negated
+        ("TTFT rises" against the cue "TTFT drops")."""
+        return any(self._finds_form(wanted) for wanted in opposite_forms(cue))
+
+    def reverses_any(self, cues: Iterable[str]) -> bool:
+        return any(self.reverses(cue) for cue in cues)
+
+    def _finds_form(self, wanted: tuple[str, ...]) -> bool:
+        stems = self._stems
+        size = len(wanted)
+        for k in range(len(stems) - size + 1):
+            if stems[k] == wanted[0] and tuple(stems[k : k + size]) == wanted:
+                start, end = self._content[k][0], self._content[k + size - 1][0]
+                if not self._negated(start, end):
+                    return True
+        return False
+
+
+# how a wrong claim that is a key point said the other way begins (drill.kinds.concept)
+OPPOSITE = "the opposite of: "
 
 
 @dataclass(frozen=True)
@@ -269,7 +365,11 @@ class Coverage:
     """What an answer says about each key point."""
 
     covered: tuple[bool, ...]
-    wrong_claims: tuple[str | None, ...]  # per point: the wrong claim made, or None
+    # per point: the wrong claim made (a point said the other way: OPPOSITE + the point),
+    # or None
+    wrong_claims: tuple[str | None, ...]
+    # per point: a cue found although a wrong claim about the point was found too
+    conflicted: tuple[bool, ...] = ()
 
 
 def coverage(
@@ -277,14 +377,18 @@ def coverage(
     key_points: Sequence[tuple[str, Sequence[str]]],
     wrong_claims: Iterable[tuple[int, str, Sequence[str]]] = (),
 ) -> Coverage:
-    """For each (point, cues), whether the answer covers it, and the wrong claim it makes
-    about it, if any; `wrong_claims` are (point index, claim, cues)."""
+    """For each (point, cues), whether the answer covers it, the wrong claim it makes
+    about it, if any (`wrong_claims` are (point index, claim, cues); a cue said the
+    other way is one too), and whether it also said the point right."""
     answer = Answer(text or "")
     claims: list[str | None] = [None] * len(key_points)
     for index, claim, cues in wrong_claims:
         if 0 <= index < len(claims) and claims[index] is None and answer.finds_any(cues):
             claims[index] = claim
-    covered = tuple(
-        claims[i] is None and answer.finds_any(cues) for i, (_point, cues) in enumerate(key_points)
-    )
-    return Coverage(covered, tuple(claims))
+    for i, (point, cues) in enumerate(key_points):
+        if claims[i] is None and answer.reverses_any(cues):
+            claims[i] = OPPOSITE + point
+    found = [answer.finds_any(cues) for _point, cues in key_points]
+    covered = tuple(claims[i] is None and hit for i, hit in enumerate(found))
+    conflicted = tuple(claims[i] is not None and hit for i, hit in enumerate(found))
+    return Coverage(covered, tuple(claims), conflicted)

@@ -1,0 +1,108 @@
+"""How the concept grader's suggestions agree with an expert's ratings.
+
+The set is tests/data/expert_concept_answers.yaml: answers to the built-in deck's
+concept questions, five per question (right in the writer's own words, terse, partial,
+confidently wrong in the right vocabulary, a list of keywords), each with the rating
+an expert gives it (1 Again, 2 Hard, 3 Good). It was written and labelled without the
+bank's cue lists, and is never tuned against answer by answer.
+
+Each answer is graded as the quiz grades it (drill.kinds.grade); the suggestion is
+compared with the expert's rating. Printed:
+- agreement: the share of the answers the grader rates (it may abstain) whose suggestion
+  equals the expert's rating (Easy counts as Good);
+- wrong answers (expert 1) suggested Good or Easy, as a share of the wrong answers;
+- right answers (expert 3) suggested Again, as a count;
+- the abstain rate: answers given no suggestion, as a share of all;
+- the same per kind of answer, and the confusion table.
+Targets: agreement >= 80 %, wrong suggested Good <= 2 %, right suggested Again 0,
+abstain <= 25 %.
+
+    python benchmarks/concept_agreement.py [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import yaml  # noqa: E402
+
+from drill.bank.loader import load_default_bank  # noqa: E402
+from drill.kinds import make_instance  # noqa: E402
+from drill.kinds.grade import grade  # noqa: E402
+
+SET = REPO / "tests" / "data" / "expert_concept_answers.yaml"
+TARGETS = {"agreement": 0.80, "wrong_suggested_good": 0.02, "right_suggested_again": 0,
+           "abstain": 0.25}  # fmt: skip
+
+
+def graded() -> list[dict]:
+    """Every answer of the set with the grader's suggestion (None: it abstained)."""
+    bank = load_default_bank(())
+    answers = yaml.safe_load(SET.read_text(encoding="utf-8"))["answers"]
+    out = []
+    for entry in answers:
+        instance = make_instance(bank.get(entry["question"]), 0)
+        verdict = grade(instance, entry["answer"])
+        suggested = None if verdict.rating is None else min(int(verdict.rating), 3)
+        out.append({**entry, "suggested": suggested})
+    return out
+
+
+def figures(rows: list[dict]) -> dict:
+    rated = [r for r in rows if r["suggested"] is not None]
+    wrong = [r for r in rows if r["rating"] == 1]
+    return {
+        "answers": len(rows),
+        "rated": len(rated),
+        "agreement": sum(r["suggested"] == r["rating"] for r in rated) / len(rated) if rated else 0,
+        "wrong_suggested_good": (
+            sum(r["suggested"] == 3 for r in wrong) / len(wrong) if wrong else 0
+        ),
+        "right_suggested_again": sum(r["rating"] == 3 and r["suggested"] == 1 for r in rows),
+        "abstain": (len(rows) - len(rated)) / len(rows) if rows else 0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rows = graded()
+    overall = figures(rows)
+    kinds = sorted({r["kind"] for r in rows})
+    per_kind = {kind: figures([r for r in rows if r["kind"] == kind]) for kind in kinds}
+    confusion = Counter((r["rating"], r["suggested"]) for r in rows)
+    if args.json:
+        table = {f"{e}->{s}": n for (e, s), n in sorted(confusion.items(), key=str)}
+        print(json.dumps({"overall": overall, "per_kind": per_kind, "confusion": table}, indent=2))
+        return
+    questions = len({r["question"] for r in rows})
+    print(f"{overall['answers']} answers to {questions} questions; {overall['rated']} rated")
+    marks = {
+        "agreement": overall["agreement"] >= TARGETS["agreement"],
+        "wrong_suggested_good": overall["wrong_suggested_good"] <= TARGETS["wrong_suggested_good"],
+        "right_suggested_again": overall["right_suggested_again"] <= 0,
+        "abstain": overall["abstain"] <= TARGETS["abstain"],
+    }
+    for name, met in marks.items():
+        value = overall[name]
+        shown = f"{value:.1%}" if isinstance(value, float) else str(value)
+        print(f"  {name:<22} {shown:>7}  [{'meets' if met else 'MISSES'} {TARGETS[name]}]")
+    print("per kind (agreement of rated, abstain):")
+    for kind, f in per_kind.items():
+        print(f"  {kind:<9} {f['agreement']:6.1%} of {f['rated']:3} rated, abstain {f['abstain']:6.1%}")
+    print("expert rating -> suggestion (None: abstained):")
+    for expert in (1, 2, 3):
+        cells = "  ".join(f"{s}:{confusion[(expert, s)]:3}" for s in (1, 2, 3, None))
+        print(f"  {expert} -> {cells}")
+
+
+if __name__ == "__main__":
+    main()

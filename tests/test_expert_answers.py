@@ -1,0 +1,57 @@
+"""The expert-labelled concept answers (tests/data/expert_concept_answers.yaml): the set is
+what it says it is, and how the grader's suggestions meet the expert's ratings is pinned,
+so that any change to the grader or the deck's cues shows in its figures.
+
+The set was written and labelled without the bank's cue lists and is never tuned against
+answer by answer; `python benchmarks/concept_agreement.py` prints the figures with their
+targets.
+"""
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent / "benchmarks"))
+
+SET = yaml.safe_load((HERE / "data" / "expert_concept_answers.yaml").read_text(encoding="utf-8"))
+ANSWERS = SET["answers"]
+
+
+def test_the_set_covers_the_deck_with_every_kind_of_answer():
+    from drill.bank.loader import load_default_bank
+
+    bank = load_default_bank(())
+    questions = {a["question"] for a in ANSWERS}
+    assert len(ANSWERS) >= 200 and len(questions) >= 40
+    assert all(bank.get(q).kind == "concept" for q in questions)
+    assert Counter(a["kind"] for a in ANSWERS) == {
+        "right": 43, "terse": 43, "partial": 43, "wrong": 43, "keywords": 43,
+    }  # fmt: skip
+    assert Counter(a["rating"] for a in ANSWERS) == {3: 85, 2: 44, 1: 86}
+    assert all(set(a) == {"question", "kind", "answer", "rating", "note"} for a in ANSWERS)
+
+
+@pytest.fixture(scope="module")
+def graded():
+    from concept_agreement import graded as grade_the_set
+
+    return grade_the_set()
+
+
+def test_the_graders_suggestions_against_the_experts_ratings(graded):
+    """expert rating -> suggestion (None: the grader abstains), as counts."""
+    confusion = Counter((r["rating"], r["suggested"]) for r in graded)
+    assert dict(confusion) == {
+        (1, 1): 5, (1, 2): 6, (1, None): 75,
+        (2, 2): 18, (2, 3): 1, (2, None): 25,
+        (3, 2): 30, (3, 3): 41, (3, None): 14,
+    }  # fmt: skip
+
+
+def test_no_right_answer_is_suggested_again_and_no_wrong_one_good(graded):
+    assert not [r for r in graded if r["rating"] == 3 and r["suggested"] == 1]
+    assert not [r for r in graded if r["rating"] == 1 and r["suggested"] == 3]
