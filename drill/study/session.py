@@ -30,7 +30,6 @@ from drill.bank.loader import eligible_questions
 from drill.bank.misconceptions import catalogue_entry
 from drill.errors import CardError, KvdrillError, StoreError
 from drill.kinds import kind_of
-from drill.kinds.concept import rating_from_ticks
 from drill.kinds.verdict import HARD
 from drill.serving.evidence import evidence_from_latest_run
 from drill.srs import iso, new_card_row, parse_iso, review_row
@@ -65,11 +64,11 @@ from drill.study.plan import (
     plan_review,
     refresh_learning,
 )
+from drill.study.prompts import Prompts, SessionStop, keep_rating
 from drill.study.screen import verdict_roles
 from drill.study.session_io import SessionIO, SessionOptions
 from drill.study.session_text import (
     ANSWER_KEYS,
-    RATING_KEYS,
     RATING_NAMES,
     TAGS,
     SessionResult,
@@ -77,7 +76,6 @@ from drill.study.session_text import (
     keys_help,
     local_time,
     opening_line,
-    parse_rating,
     render_summary,
 )
 from drill.study.settings import read_settings
@@ -85,25 +83,10 @@ from drill.study.signals import (
     deferred_signals,
     raise_pending,
 )
-from drill.study.ticks import PROMPT as TICKS_PROMPT
 from drill.study.ticks import TickPrompt
 from drill.text import printable, stored_answer
 
 __all__ = ["run_session"]
-
-
-def keep_rating(checklist: TickPrompt | None) -> int:
-    """The rating an answer without a suggestion is kept with when the session ends before
-    the user rates it: what its ticks suggest (Hard without a checklist)."""
-    return rating_from_ticks(checklist.ticks) if checklist is not None else HARD
-
-
-class _Stop(Exception):
-    """End the session: `reason` is quit, eof or interrupt."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass
@@ -151,6 +134,10 @@ class _Session:
     def practice(self) -> bool:
         return self.result.mode != "review"
 
+    @property
+    def prompts(self) -> Prompts:
+        return Prompts(self.ask, self.say, self.io.write)
+
     # -- I/O helpers
 
     def say(self, *lines: str, roles: Sequence[str | None] | None = None) -> None:
@@ -175,7 +162,7 @@ class _Session:
             line = self.io.read_line()
         if line is None:
             self.io.write("\n")
-            raise _Stop("eof")
+            raise SessionStop("eof")
         return line.rstrip("\r\n")
 
     # -- the loop
@@ -209,7 +196,7 @@ class _Session:
         """Nothing is left: offer to take back the last answer before the summary."""
         try:
             text = self.ask("Done. u takes back the last answer; Enter ends the session: ")
-        except _Stop:
+        except SessionStop:
             return False
         except KeyboardInterrupt:
             self.io.write("\n")
@@ -244,7 +231,7 @@ class _Session:
             text = self.ask("> ", remember=True)
             command = text.strip().lower()
             if command == "q":
-                raise _Stop("quit")
+                raise SessionStop("quit")
             if command == "s":
                 result.skipped += 1
                 self.say("Skipped.")
@@ -300,13 +287,13 @@ class _Session:
             self.say(*lines, roles=verdict_roles(lines, bool(verdict.correct) if graded else None))
             if instance.evidence:
                 self.say(*self.deps.evidence_lines(instance.evidence))
-            stop_at_ticks = self.read_ticks(checklist) if checklist is not None else None
+            stop_at_ticks = self.prompts.ticks(checklist) if checklist is not None else None
             if checklist is not None:
                 suggested = checklist.suggested
             # what is saved when the session ends before the user rates
             keep_as = suggested if suggested is not None else keep_rating(checklist)
             if stop_at_ticks is None:
-                rating, stop = self.read_rating(suggested, keep_as)
+                rating, stop = self.prompts.rating(suggested, keep_as)
             else:  # the session ends at the ticks: kept as they stand, as at the rating
                 rating, stop = keep_as, stop_at_ticks
         except OSError:
@@ -332,88 +319,7 @@ class _Session:
                     self.say_leech(item.question_id)
         raise_pending()  # a signal that came while the answer was written ends it here
         if stop:
-            raise _Stop(stop)
-
-    def read_ticks(self, checklist: TickPrompt) -> str | None:
-        """Let the user correct a concept answer's ticks (drill.study.ticks); the reason
-        the session stops when it ends at this prompt, else None."""
-        while True:
-            try:
-                text = self.ask(TICKS_PROMPT)
-            except _Stop as stop:
-                return stop.reason
-            except KeyboardInterrupt:
-                self.io.write("\n")
-                return "interrupt"
-            lines = checklist.answer(text)
-            if lines is None:
-                return None
-            self.say(*lines)
-
-    def read_rating(self, suggested: int | None, kept: int) -> tuple[int | None, str | None]:
-        """The user's rating (None: not to be saved) and whether to stop after it. At end
-        of input or Ctrl-C the answer is kept with the suggestion (`kept` where there is
-        none), then we stop; `q` asks first. Without a suggestion Enter alone rates
-        nothing: the user types one."""
-        offer = (
-            f"[Enter = {suggested} {RATING_NAMES[suggested]}] "
-            if suggested is not None
-            else "[no suggestion: the grader cannot tell] "
-        )
-        prompt = f"Rate: 1 again · 2 hard · 3 good · 4 easy {offer}"
-        while True:
-            try:
-                text = self.ask(prompt)
-                command = text.strip().lower()
-                if command == "q":
-                    chosen = self.confirm_quit(kept)
-                    if chosen is not None:
-                        return chosen
-                    continue
-            except _Stop as stop:
-                return kept, stop.reason
-            except KeyboardInterrupt:
-                # Ctrl-C, SIGTERM or SIGHUP (Terminated): the answer is in; keep it with the
-                # suggested rating, then stop
-                try:
-                    self.io.write("\n")
-                except OSError:
-                    pass  # a terminal hung up takes no more output; the answer is still kept
-                return kept, "interrupt"
-            if command in ("?", "help"):
-                self.say(*keys_help(RATING_KEYS))
-                continue
-            rating = parse_rating(text, suggested)
-            if rating is not None:
-                return rating, None
-            if suggested is None:
-                self.say("Type 1, 2, 3 or 4: the grader cannot tell for this answer.")
-            else:
-                self.say(
-                    f"Type 1, 2, 3 or 4, or press Enter for {suggested} "
-                    f"({RATING_NAMES[suggested]})."
-                )
-
-    def confirm_quit(self, suggested: int) -> tuple[int | None, str] | None:
-        """`q` at the rating: which rating to save before quitting (None: discard the
-        answer), or None to go back to the rating prompt."""
-        name = RATING_NAMES[suggested]
-        prompt = (
-            f"Quit: save this answer as {suggested} {name}? Enter saves it · 1-4 another "
-            "rating · d discards the answer · n goes back: "
-        )
-        while True:
-            command = self.ask(prompt).strip().lower()
-            if command in ("", "y", "yes"):
-                return suggested, "quit"
-            if command in ("d", "discard"):
-                return None, "quit"
-            if command in ("n", "no"):
-                return None
-            rating = parse_rating(command, suggested)
-            if rating is not None:
-                return rating, "quit"
-            self.say("Press Enter, type 1-4, d or n.")
+            raise SessionStop(stop)
 
     # -- changes to the database
 
@@ -629,7 +535,7 @@ def run_session(
     try:
         session.say(opening_line([item.why for item in plan], soon, mode, drill_name))
         session.run()
-    except _Stop as stop:
+    except SessionStop as stop:
         result.ended_by = stop.reason
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP
         result.ended_by = "interrupt"
