@@ -265,7 +265,11 @@ def test_a_cue_finds_every_phrasing_of_its_group():
 
     answer = Answer("prefill of the whole prompt runs as one batched forward pass")
     assert answer.finds("a single forward pass")
-    assert Answer("by Little's law").finds("arrival rate times time in system")
+    assert Answer("L = λW, arrival rate × residence time").finds(
+        "arrival rate times time in system"
+    )
+    assert Answer("throughput times latency").finds("λ × w")
+    assert not Answer("by Little's law").finds("arrival rate times time in system")
     assert not Answer("two forward passes").finds("one forward pass")
 
 
