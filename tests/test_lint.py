@@ -239,6 +239,41 @@ questions:
     assert lint("--draws", "1", *map(str, builtin_bank_files())).exit_code == 0
 
 
+def test_a_concept_question_has_at_most_four_key_points(tmp_path):
+    def points(count):
+        return "\n".join(f"      - {{point: p{i}, cues: [c{i}]}}" for i in range(1, count + 1))
+
+    path = tmp_path / "five.yaml"
+    path.write_text(
+        f"""\
+deck: five
+questions:
+  - id: fx-five-points
+    kind: concept
+    topic: kv-cache
+    prompt: Five?
+    answer: Five.
+    hint: Five.
+    key_points:
+{points(5)}
+  - id: fx-four-points
+    kind: concept
+    topic: kv-cache
+    prompt: Four?
+    answer: Four.
+    hint: Four.
+    key_points:
+{points(4)}
+""",
+        encoding="utf-8",
+    )
+    result = lint(str(path))
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"{path}:9: fx-five-points: key_points: 5 key points; at most 4 (merge or split them)\n"
+    )
+
+
 # --------------------------------------------------------------------------- slips
 # The first seeds below are worked from the draw rule (random.Random seeded with the first
 # 8 bytes of sha256("ID:SEED"), one choice per param in the order written) and the

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 EVIDENCE_NAMES = frozenset(CLAIM_NAMES)
 # the most of an answer that cues are looked for in
 MAX_CUE_SEARCH_CHARS = 20_000
+# the most key points a concept question may have: an answer that is complete in other
+# words must be able to find them all
+MAX_KEY_POINTS = 4
 
 
 class ConceptKind(Kind):
@@ -110,10 +113,17 @@ class ConceptKind(Kind):
 
     def lint(self, question: Any, report: LintReport, context: LintContext) -> None:
         """A hint; evidence only naming claims an engine run can back with a measurement;
-        every cue with a word to look for, and no wrong claim repeating its point's cues."""
+        at most MAX_KEY_POINTS key points; every cue with a word to look for, and no wrong
+        claim repeating its point's cues."""
         from drill.kinds.cues import cue_stems
 
         lint_hint(question, report)
+        if len(question.key_points) > MAX_KEY_POINTS:
+            report.add(
+                ("key_points",),
+                f"{len(question.key_points)} key points; at most {MAX_KEY_POINTS} "
+                "(merge or split them)",
+            )
         for i, name in enumerate(question.evidence):
             if name not in EVIDENCE_NAMES:
                 known = ", ".join(sorted(EVIDENCE_NAMES))
