@@ -9,7 +9,8 @@ so are "amortise" and "amortize". Numbers keep their digits (8,192 reads as
 
 A cue is found where its words stand next to one another in the answer, in
 order; articles and a few intensifiers in between are skipped ("time to the
-first token" is "time to first token"), punctuation is not a word.
+first token" is "time to first token"); a cue does not run from one sentence into the
+next (over ; : . ! ?).
 
 A cue found under negation or contrast does not count. It is negated when, in
 the same clause, one of these stands before it: not (and "n't"), never, nor,
@@ -37,10 +38,12 @@ that is one phrasing of a group is also found where another is ("one forward pas
 A cue that says which way something moves ("TTFT drops", "lower latency", "faster
 decode") is read with its direction: the same words moving the other way ("TTFT
 rises", "higher latency", "slower decode"), found and not negated, contradict its key
-point, as a wrong claim does.
+point, as a wrong claim does. A cue that denies something ("does not lower TTFT") is
+not read the other way.
 
-A key point is covered when one of its cues is found and not negated, and none of
-its wrong claims is: a wrong claim (cues of its own, such as "speeds up prefill"
+A key point is covered when one of its cues is found and not negated, outside the
+words of a wrong claim read about it ("TTFT" in "TTFT is the gap between tokens" is the
+claim's), and none of its wrong claims is: a wrong claim (cues of its own, such as "speeds up prefill"
 for speculative decoding) found and not negated marks the point missed and is
 named in the verdict. A negated wrong claim ("does not speed up prefill") counts
 for nothing either way; a point that denies something lists the denial among its
@@ -132,6 +135,7 @@ _TOKEN = re.compile(
     r"|[,;:.!?()\[\]{}]"  # clause and bracket punctuation
 )
 _PUNCTUATION = frozenset(",;:.!?()[]{}")
+_SENTENCE_ENDS = frozenset(";:.!?")  # a cue is not read across these
 # British spellings read as American ones before stemming: amortise, quantised, utilisation
 _BRITISH = re.compile(r"(?<=[a-z]{2})is(e|es|ed|ing|ation|ations)$")
 _VOWELS = frozenset("aeiouy")
@@ -252,6 +256,9 @@ def _direction_opposites() -> dict[str, tuple[str, ...]]:
     return opposites
 
 
+_DENYING_STEMS = frozenset({"not", "no", "never", "without", "nor", "neither"})
+
+
 @functools.lru_cache(maxsize=8192)
 def opposite_forms(cue: str) -> tuple[tuple[str, ...], ...]:
     """The stem sequences that say a cue's direction the other way: each form of the cue
@@ -261,7 +268,8 @@ def opposite_forms(cue: str) -> tuple[tuple[str, ...], ...]:
     opposites = _direction_opposites()
     stems = cue_stems(cue)
     found: list[tuple[str, ...]] = []
-    if len(stems) >= 2:
+    # a cue that denies ("does not lower ttft") is not read the other way
+    if len(stems) >= 2 and not set(stems) & _DENYING_STEMS:
         for i, word in enumerate(stems):
             for other in opposites.get(word, ()):
                 found.append(stems[:i] + (other,) + stems[i + 1 :])
@@ -332,28 +340,41 @@ class Answer:
 
     def finds(self, cue: str) -> bool:
         """Whether `cue` appears in the answer and is not negated there."""
-        return any(self._finds_form(wanted) for wanted in cue_forms(cue))
+        return bool(self.spans(cue))
 
     def finds_any(self, cues: Iterable[str]) -> bool:
         return any(self.finds(cue) for cue in cues)
 
+    def spans(self, cue: str) -> list[tuple[int, int]]:
+        """Where `cue` appears in the answer, not negated: (first, last) token positions."""
+        return [span for wanted in cue_forms(cue) for span in self._form_spans(wanted)]
+
     def reverses(self, cue: str) -> bool:
         """Whether the answer says `cue`'s direction the other way, not negated
         ("TTFT rises" against the cue "TTFT drops")."""
-        return any(self._finds_form(wanted) for wanted in opposite_forms(cue))
+        return any(self._form_spans(wanted) for wanted in opposite_forms(cue))
 
     def reverses_any(self, cues: Iterable[str]) -> bool:
         return any(self.reverses(cue) for cue in cues)
 
-    def _finds_form(self, wanted: tuple[str, ...]) -> bool:
+    def _form_spans(self, wanted: tuple[str, ...]) -> list[tuple[int, int]]:
+        """Every place the stems `wanted` stand in a row, within one sentence, and not
+        negated."""
         stems = self._stems
         size = len(wanted)
+        found = []
         for k in range(len(stems) - size + 1):
             if stems[k] == wanted[0] and tuple(stems[k : k + size]) == wanted:
                 start, end = self._content[k][0], self._content[k + size - 1][0]
-                if not self._negated(start, end):
-                    return True
-        return False
+                if self._punctuated(start, end) or self._negated(start, end):
+                    continue
+                found.append((start, end))
+        return found
+
+    def _punctuated(self, start: int, end: int) -> bool:
+        """Whether a sentence ends inside tokens[start..end] (a comma may stand in a cue:
+        "TPOT, not TTFT", "[batch, heads, ...]")."""
+        return any(self.tokens[i].word in _SENTENCE_ENDS for i in range(start + 1, end))
 
 
 # how a wrong claim that is a key point said the other way begins (drill.kinds.concept)
@@ -382,13 +403,27 @@ def coverage(
     other way is one too), and whether it also said the point right."""
     answer = Answer(text or "")
     claims: list[str | None] = [None] * len(key_points)
+    # where each point's wrong claim was read: a cue of the point inside it is the claim's
+    # own word ("TTFT" in "TTFT is the gap between tokens"), not the point said right
+    claimed: list[list[tuple[int, int]]] = [[] for _ in key_points]
     for index, claim, cues in wrong_claims:
-        if 0 <= index < len(claims) and claims[index] is None and answer.finds_any(cues):
-            claims[index] = claim
+        if not 0 <= index < len(claims):
+            continue
+        spans = [span for cue in cues for span in answer.spans(cue)]
+        if spans:
+            claims[index] = claims[index] or claim
+            claimed[index] += spans
     for i, (point, cues) in enumerate(key_points):
         if claims[i] is None and answer.reverses_any(cues):
             claims[i] = OPPOSITE + point
-    found = [answer.finds_any(cues) for _point, cues in key_points]
+    found = [
+        any(
+            not any(low <= start and end <= high for low, high in claimed[i])
+            for cue in cues
+            for start, end in answer.spans(cue)
+        )
+        for i, (_point, cues) in enumerate(key_points)
+    ]
     covered = tuple(claims[i] is None and hit for i, hit in enumerate(found))
     conflicted = tuple(claims[i] is not None and hit for i, hit in enumerate(found))
     return Coverage(covered, tuple(claims), conflicted)
