@@ -5,10 +5,18 @@ import pytest
 from drill.quantities.units import (
     best_fit_unit,
     format_bytes,
+    format_in,
     format_number,
     format_quantity,
     parse_unit,
 )
+
+
+@pytest.fixture(autouse=True)
+def _units_read_afresh():
+    """parse_unit keeps what it has read; each test here reads its units afresh, so a test
+    runs every line it checks whatever ran before it (mutation testing relies on it)."""
+    parse_unit.cache_clear()
 
 
 @pytest.mark.parametrize(
@@ -341,3 +349,160 @@ def test_typed_precision_is_half_the_last_digit(whole, decimals):
     parsed = parse_answer(text)
     half_digit = 0.5 * 10.0 ** -len(decimals)
     assert parsed.typed_precision * parsed.value == pytest.approx(half_digit, rel=1e-9)
+
+
+# --- formatting at the edges, value by value ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(float("inf"), "inf"), (float("-inf"), "-inf"), (float("nan"), "nan")]
+)
+def test_a_number_that_is_not_finite_is_shown_as_python_writes_it(value, text):
+    assert format_number(value) == text
+
+
+def test_one_significant_figure_is_the_least_shown():
+    assert format_number(0.536870912, 1) == "0.5"
+    assert format_number(0.536870912, 0) == "0.5"
+
+
+def test_e_notation_starts_at_a_quadrillion_and_below_a_ten_thousandth():
+    assert format_number(1e15) == "1e15"
+    assert format_number(999_999_999_999_999) == "999,999,999,999,999"
+    assert format_number(1e-4) == "0.0001"
+    assert format_number(9.99e-5) == "9.99e-5"
+
+
+def test_whole_numbers_with_more_figures_than_asked_get_commas_and_round_half_up():
+    assert format_number(10_000, 5) == "10,000"
+    assert format_number(1_000, 4) == "1,000"
+    assert format_number(110.5) == "111"
+    assert format_number(1234.5, 4) == "1,235"
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (4, "×", "4×"),
+        (1, "byte", "1 byte"),
+        (-1, "byte", "-1 byte"),
+        (2, "byte", "2 bytes"),
+        (1, "token", "1 token"),
+        (-1, "tokens", "-1 token"),
+    ],
+)
+def test_a_times_sign_sticks_to_its_number_and_one_of_a_plain_unit_is_singular(value, unit, text):
+    assert format_quantity(value, unit) == text
+
+
+def test_a_unit_this_module_cannot_read_leaves_the_number_bare():
+    assert format_in(1234.5, "furlongs") == "1,235"
+    assert format_in(1234.5, None) == "1,235"
+
+
+def test_exactly_one_kib_is_shown_in_kib():
+    assert format_bytes(1024) == "1 KiB"
+    assert best_fit_unit(1e-3, "seconds") == "ms"
+
+
+def test_byte_counts_are_binary_unless_asked_otherwise():
+    assert format_bytes(536870912) == "512 MiB"
+
+
+def test_a_value_that_rounds_to_1000_steps_up_one_unit_at_the_figures_asked():
+    assert best_fit_unit(999.6 * 2**20, "bytes") == "GiB"  # "1,000 MiB" at three figures
+    assert format_bytes(999.6 * 2**20, digits=4) == "999.6 MiB"
+    assert format_quantity(999.6 * 2**20, "bytes", digits=4) == "999.6 MiB"
+    assert format_bytes(1000.4 * 2**40) == "0.977 PiB"  # up to the ladder's last unit
+
+
+# --- reading answers at the edges, word for word -----------------------------------------
+
+
+def _unreadable(text) -> str:
+    with pytest.raises(AnswerError) as refused:
+        parse_answer(text)
+    return str(refused.value)
+
+
+def test_an_answer_that_is_not_text_is_refused_with_examples():
+    assert _unreadable(5) == (
+        "an answer must be text; try 0.5 GiB, 536,870,912, 2*32*8*128*4096*2 or 75%"
+    )
+
+
+def test_an_answer_of_2000_characters_is_read_and_2001_refused():
+    assert parse_answer("1" + " " * 1999).value == 1.0
+    assert _unreadable("1" + " " * 2000) == (
+        "that answer is too long (2,001 characters; at most 2,000); "
+        "try 0.5 GiB, 536,870,912, 2*32*8*128*4096*2 or 75%"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("GiB", "cannot read 'GiB': there is no number in it"),
+        ("x" * 41, f"cannot read '{'x' * 37}...': there is no number in it"),
+        ("x" * 40, f"cannot read '{'x' * 40}': there is no number in it"),
+        ("foo*2", "cannot read 'foo*2': 'foo' is not a number or a unit I know"),
+        ("X5", "cannot read 'X5': 'X5' is not a number or a unit I know"),
+        ("(1,000", "cannot read '(1,000': cannot read '(1000' as arithmetic"),
+        (
+            "40,96",
+            "cannot read '40,96': commas may only group thousands (536,870,912); "
+            "decimals take a point (1.5)",
+        ),
+        ("3..", "cannot read '3..': cannot read '3..' as arithmetic"),
+        # a comma that groups no thousands, in an answer refused for another reason
+        ("max(1,2)/0", "cannot read 'max(1,2)/0': division by zero"),
+        ("10^300 EiB", "cannot read '10^300 EiB': the number is too large"),
+        ("1e300 EiB", "cannot read '1e300 EiB': the number is too large"),
+    ],
+)
+def test_an_unreadable_answer_says_why_word_for_word(text, message):
+    assert _unreadable(text) == message + "; " + ANSWER_EXAMPLES
+
+
+def test_a_leading_equals_sign_is_skipped():
+    assert parse_answer("= 5").value == 5.0
+    assert parse_answer("=5").value == 5.0
+
+
+def test_a_full_stop_after_a_unit_ends_the_sentence():
+    assert (parse_answer("5 B.").value, parse_answer("5 B.").unit_symbol) == (5.0, "B")
+    assert (parse_answer("4X.").value, parse_answer("4X.").dimension) == (4.0, "count")
+
+
+def test_a_bare_number_keeps_the_number_as_written():
+    assert parse_answer("512").number == 512.0
+
+
+# --- unit symbols as the formatter writes them back -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "symbol"),
+    [
+        ("kB", "kB"),  # decimal kilo is a lowercase k
+        ("KB", "kB"),
+        ("kilobytes", "kB"),
+        ("KiB", "KiB"),  # binary kibi a capital K
+        ("kibibytes", "KiB"),
+        ("Gbytes", "GB"),
+        ("Gibytes", "GiB"),
+        ("Gib", "Gib"),
+        ("Kib", "Kib"),
+        ("Mbits", "Mb"),
+        ("GB/ms", "GB/ms"),
+        ("tokens/min", "tokens/min"),
+    ],
+)
+def test_a_unit_is_written_back_in_its_one_spelling(text, symbol):
+    assert parse_unit(text).symbol == symbol
+
+
+def test_a_rate_in_bits_stays_in_bits_and_a_minute_divides_by_60():
+    assert parse_unit("Gb/s").bits is True
+    assert (parse_unit("GB/min").mul, parse_unit("GB/min").div) == (10**9, 60)
+    assert parse_answer("60 GB/min").value == 1e9

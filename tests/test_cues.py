@@ -1,0 +1,88 @@
+"""How a free-form answer is read against cues (drill.kinds.cues), sentence by sentence:
+apostrophes and symbols as people type them, numbers with separators, and how far a
+negation or a denial reaches."""
+
+import pytest
+
+from drill.kinds import cues
+from drill.kinds.cues import Answer, coverage, tokens
+
+
+@pytest.fixture(autouse=True)
+def _cues_read_afresh():
+    """The cue readers keep what they have read; each test here reads afresh, so a test
+    runs every line it checks whatever ran before it (mutation testing relies on it)."""
+    for value in vars(cues).values():
+        if callable(getattr(value, "cache_clear", None)):
+            value.cache_clear()
+
+
+def finds(answer: str, cue: str) -> bool:
+    return Answer(answer).finds(cue)
+
+
+def test_a_curly_or_backtick_apostrophe_negates_as_a_straight_one():
+    assert finds("it doesn't include queueing", "queueing") is False
+    assert finds("it doesn’t include queueing", "queueing") is False
+    assert finds("it doesn‘t include queueing", "queueing") is False
+    assert finds("it doesn`t include queueing", "queueing") is False
+
+
+def test_cannot_and_cant_negate():
+    assert finds("it cannot include queueing", "queueing") is False
+    assert finds("it can't include queueing", "queueing") is False
+    assert finds("it won't include queueing", "queueing") is False
+
+
+def test_a_star_or_a_dot_is_a_times_sign():
+    assert finds("the cache is 2*layers*heads", "2 × layers") is True
+    assert finds("the cache is 2·layers·heads", "2 × layers") is True
+
+
+def test_a_dash_between_spaces_is_a_minus_and_elsewhere_joins_words():
+    assert [t.word for t in tokens("waste = 1 - live/reserved")] == [
+        "waste", "=", "1", "−", "live", "/", "reserved",
+    ]  # fmt: skip
+    assert [t.word for t in tokens("memory-bound kv_cache")] == ["memory", "bound", "kv", "cache"]
+
+
+def test_a_number_reads_the_same_with_or_without_thousands_commas():
+    assert finds("a batch of 8,192 tokens", "8192") is True
+    assert finds("a batch of 8192 tokens", "8,192") is True
+    assert [t.word for t in tokens("8,192 tokens")][0] == "8192"
+
+
+def test_a_number_or_a_symbol_matches_only_itself():
+    assert finds("a batch of 4096 tokens", "8192") is False
+    assert finds("the cache holds k + v", "k × v") is False
+    assert finds("the cache holds k × v", "k × v") is True
+
+
+def test_a_number_after_a_cue_ends_its_noun_phrase():
+    assert finds("TTFT 100 ms later", "ttft") is True
+
+
+def test_not_only_denies_nothing_but_a_later_not_still_does():
+    assert finds("not only prefill; decode does not include queueing", "queueing") is False
+
+
+def test_of_course_at_the_start_is_no_contrast_with_instead_at_the_end():
+    assert finds("of course decode is memory-bound, it reads weights instead", "decode") is True
+
+
+def test_a_denial_after_the_cue_counts_even_at_the_start_of_a_sentence():
+    assert finds("Measured from arrival. Queueing is not included", "queueing") is False
+
+
+def test_a_denial_reaches_over_two_words_of_the_cues_noun_phrase_not_three():
+    assert finds("queueing wait time is not included", "queueing") is False
+    assert finds("queueing wait time delay is not included", "queueing") is True
+
+
+def test_no_doubt_at_the_end_of_an_answer_denies_nothing():
+    assert finds("prefill is compute-bound, no doubt", "doubt") is True
+
+
+def test_a_wrong_claim_about_a_point_that_does_not_exist_is_ignored():
+    result = coverage("queueing", [("p", ["queue"])], [(1, "claim", ["queue"])])
+    assert (result.covered, result.wrong_claims) == ((True,), (None,))
