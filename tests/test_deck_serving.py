@@ -334,7 +334,10 @@ MISTAKES = [
     ("spec-verify-compute-bound-batch", 1, "295", "spec-forgot-verify-tokens"),
     ("mla-latent-per-request", 1, "1.072 GiB", "mla-latent-doubled"),  # 2 × 575,668,224 B
     ("mla-latent-per-request", 1, "488 MiB", "mla-forgot-rope"),  # 61 × 512 × 2 × 8,192
-    ("mla-latent-per-request", 1, "30.5 GiB", "mla-as-mha"),  # 2 × 61 × 128 × 128 × 2 × 8,192
+    # expanded per head: a key of 128 (nope) + 64 (rope) = 192 and a value of 128, so
+    # 128 × (192 + 128) = 40,960 elements a layer and token; 61 × 40,960 × 2 B × 8,192
+    # = 40,936,407,040 B = 38.125 GiB
+    ("mla-latent-per-request", 1, "38.125 GiB", "mla-as-mha"),
     ("mla-vs-gqa-per-token", 1, "3.56", "forgot-kv-factor"),
     ("mla-vs-gqa-per-token", 1, "8", "mla-forgot-rope"),  # 4,096 / 512
     ("mla-tp-per-gpu", 1, "17.16 MiB", "mla-split-by-tp"),  # 137.25 MiB / 8
@@ -410,3 +413,20 @@ def test_a_wrong_answer_to_a_serving_template_is_named(deck, question_id, seed, 
     verdict = grade(make_instance(deck.get(question_id), seed), answer)
     assert verdict.correct is False
     assert verdict.misconception == mistake
+
+
+def test_mla_expanded_heads_are_sized_from_deepseek_v3s_config(deck):
+    # DeepSeek-V3's config.json: 128 heads, qk_nope_head_dim 128, qk_rope_head_dim 64,
+    # v_head_dim 128. Expanded, a head's key is 128 + 64 = 192 wide and its value 128, so a
+    # layer and token hold 128 × (192 + 128) = 24,576 + 16,384 = 40,960 elements, against
+    # the 512 + 64 = 576 MLA caches: 40,960 / 576 = 71.1.
+    instance = make_instance(deck.get("mla-latent-per-request"), 1)
+    wrong = {m.id: m.value for m in instance.misconceptions}
+    assert wrong["mla-as-mha"] == 40_936_407_040  # 61 × 40,960 × 2 B × 8,192 tokens
+    for qid in ("mla-vs-gqa-per-token", "mla-what-it-caches", "mla-cache-contents"):
+        question = deck.get(qid)
+        text = " ".join(
+            str(getattr(question, f, "") or "") for f in ("explanation", "answer", "options")
+        )
+        assert "40,960" in text and "71" in text, qid
+        assert "32,768" not in text and "57 times" not in text, qid
