@@ -322,8 +322,12 @@ def test_render_braces_and_errors():
         render("{y}", {"x": 1})
     with pytest.raises(BankError, match="lone '}'"):
         render("a } b", {})
-    with pytest.raises(BankError, match="must be a name"):
+    # a dotted name is one name looked up whole, never an attribute of a value
+    with pytest.raises(BankError, match=r"unknown placeholder \{x\.real\}"):
         render("{x.real}", {"x": 1})
+    assert render("{gpu.h100.bandwidth}", {"gpu.h100.bandwidth": "3.35 TB/s"}) == "3.35 TB/s"
+    with pytest.raises(BankError, match="must be a name"):
+        render("{x[0]}", {"x": 1})
     with pytest.raises(BankError, match="neither a unit nor a number format"):
         render("{x:GiZ}", {"x": 1})
 

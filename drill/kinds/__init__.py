@@ -8,6 +8,7 @@ drill/bank/schema.py and one entry in KINDS; nothing else tests a kind's name.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from drill.errors import BankError
@@ -44,7 +45,39 @@ def make_instance(
     The question's kind makes it (drill.kinds); `presets` and `catalogue` replace
     the built-in model presets and misconception catalogue of a numeric draw.
     """
-    return kind_of(question.kind).make_instance(question, seed, DrawSources(presets, catalogue))
+    kind = kind_of(question.kind)
+    instance = kind.make_instance(question, seed, DrawSources(presets, catalogue))
+    # a numeric template renders its placeholders, GPU figures among them; the other kinds
+    # show their text as written, less `{gpu.<key>.<field>}`
+    return instance if kind.templated else with_gpu_figures(instance)
+
+
+def with_gpu_figures(instance: Instance) -> Instance:
+    """`instance` with each `{gpu.<key>.<field>}` in its texts written out from the GPU
+    table (drill.serving.gpus.fill_gpu_figures); an unknown one is an InstanceError."""
+    from drill.kinds.instance import InstanceError
+    from drill.serving.gpus import GPU_PLACEHOLDER, fill_gpu_figures
+
+    def fill(text: str | None) -> str | None:
+        if not text or not GPU_PLACEHOLDER.search(text):
+            return text
+        try:
+            return fill_gpu_figures(text)
+        except BankError as exc:
+            raise InstanceError(instance.question_id, (), str(exc)) from None
+
+    return replace(
+        instance,
+        text=fill(instance.text) or "",
+        explanation=fill(instance.explanation),
+        hints=tuple(fill(h) or "" for h in instance.hints),
+        answer_text=fill(instance.answer_text),
+        key_points=tuple((fill(point) or "", cues) for point, cues in instance.key_points),
+        wrong_claims=tuple((i, fill(claim) or "", cues) for i, claim, cues in instance.wrong_claims),
+        options=tuple(fill(o) or "" for o in instance.options),
+        option_why=tuple(fill(w) for w in instance.option_why),
+        items=tuple(fill(i) or "" for i in instance.items),
+    )
 
 
 __all__ = ["KINDS", "Kind", "kind_of", "make_instance"]

@@ -68,6 +68,20 @@ def gpu_values(name: str, spec: Any) -> dict[str, Value]:
     }
 
 
+def gpu_texts(question: NumericQuestion, values: Mapping[str, Value]) -> dict[str, str]:
+    """Each drawn GPU's figures as every text shows them: `{g.bandwidth}` for a gpu
+    param `g` (drill.serving.gpus.gpu_figure)."""
+    from drill.serving.gpus import FIGURE_UNITS, GPU_SPECS, gpu_figure
+
+    by_name = {spec.name: spec for spec in GPU_SPECS}
+    texts: dict[str, str] = {}
+    for name, param in question.params.items():
+        spec = by_name.get(str(values.get(name))) if isinstance(param, GpuParam) else None
+        if spec is not None:
+            texts.update({f"{name}.{field}": gpu_figure(spec, field) for field in FIGURE_UNITS})
+    return texts
+
+
 def draw_params(
     question: NumericQuestion, rng: random.Random, presets: Mapping[str, Any]
 ) -> dict[str, Value]:
@@ -178,8 +192,16 @@ def _default_catalogue() -> Mapping[str, Any]:
 
 
 def text_values(question: NumericQuestion, draw: NumericDraw) -> dict[str, Value]:
-    """The names a numeric question's text may use: its values, then `answer`."""
-    return {"answer": draw.expected, **draw.values}
+    """The names a numeric question's text may use: every GPU's figures
+    (`gpu.h100.bandwidth`), `answer`, then its values."""
+    from drill.serving.gpus import figure_texts
+
+    return {
+        **figure_texts(),
+        **gpu_texts(question, draw.values),
+        "answer": draw.expected,
+        **draw.values,
+    }
 
 
 def _render(question_id: str, field: tuple[str | int, ...], text: str, values: Mapping) -> str:

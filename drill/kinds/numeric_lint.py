@@ -25,7 +25,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from drill.bank.schema import NumericQuestion, PresetParam
+from drill.bank.schema import GpuParam, NumericQuestion, PresetParam
 from drill.errors import BankError, ExprError
 from drill.kinds.instance import InstanceError
 from drill.kinds.numeric_draw import NumericDraw, compiled, draw_numeric, render_numeric
@@ -105,7 +105,7 @@ def lint_numeric(question: NumericQuestion, report: LintReport, context: LintCon
             report.add(("misconceptions", i, "id"), f"'{item.id}' is not in the catalogue")
 
     before = len(report.problems)
-    shown = _check_placeholders(question, report, known | set(defined))
+    shown = _check_placeholders(question, report, known | set(defined) | _figure_names(question))
     texts_ok = len(report.problems) == before
     _check_params_used(question, report, defined, used, shown, derived_uses)
     if drawable:
@@ -141,9 +141,23 @@ def _check_show_as(question: NumericQuestion, report: LintReport) -> None:
         )
 
 
+def _figure_names(question: NumericQuestion) -> set[str]:
+    """The GPU figures a text may show: every GPU's (`gpu.h100.bandwidth`), and each gpu
+    param's (`g.bandwidth`)."""
+    from drill.serving.gpus import FIGURE_UNITS, figure_texts
+
+    names = set(figure_texts())
+    for name, param in question.params.items():
+        if isinstance(param, GpuParam):
+            names |= {f"{name}.{field}" for field in FIGURE_UNITS}
+    return names
+
+
 def _check_placeholders(question, report, known) -> set[str]:
-    """Report unknown placeholders and bad specs; return the names the prompt shows."""
+    """Report unknown placeholders and bad specs; return the names the prompt shows (a gpu
+    param's figure `g.bandwidth` shows `g` and `g_bandwidth`)."""
     from drill.quantities.render import check_spec, placeholders
+    from drill.serving.gpus import FIGURE_UNITS
 
     known = known | {"answer"}
     shown: set[str] = set()
@@ -159,8 +173,18 @@ def _check_placeholders(question, report, known) -> set[str]:
             problem = check_spec(placeholder.spec)
             if problem:
                 report.add(field, problem)
+            head, _, tail = placeholder.name.rpartition("_")
+            if isinstance(question.params.get(head), GpuParam) and tail in FIGURE_UNITS:
+                report.add(
+                    field,
+                    f"shows {{{placeholder.name}}}; write {{{head}.{tail}}}, so that every text "
+                    "shows a GPU's figure the same way",
+                )
             if field == ("prompt",):
                 shown.add(placeholder.name)
+                head, dot, tail = placeholder.name.partition(".")
+                if dot and head in question.params:
+                    shown |= {head, f"{head}_{tail}"}
     return shown
 
 

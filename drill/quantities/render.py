@@ -6,7 +6,8 @@ understands (`GiB`, `ms`, `TB/s`, `%`, `bytes`) or else a Python number format
 MAX_FORMAT_PRECISION (20), so one placeholder cannot fill a screen (or memory).
 Without a spec an int is written with thousands separators (536,870,912) and a
 float to 4 significant figures (0.5, 3.142, 12,346). Only names are looked up,
-never attributes or indexes, and nothing is evaluated.
+never attributes or indexes, and nothing is evaluated: a dotted name such as
+`gpu.h100.bandwidth` is one name, looked up whole.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from drill.errors import BankError
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*")
 DEFAULT_FLOAT_DIGITS = 4
 MAX_FORMAT_WIDTH = 40
 MAX_FORMAT_PRECISION = 20

@@ -1,15 +1,31 @@
 """Spec-sheet figures of recognised NVIDIA GPUs: dense bf16 FLOP/s, memory bandwidth and
-memory size. No torch here: the serving calculator (`kvdrill kv --gpu`) reads them, and
-an engine run shows them beside the peaks it measured (matched by
-`torch.cuda.get_device_name()`), never in place of them.
+memory size, the one table every figure of a GPU comes from. No torch here: the serving
+calculator (`kvdrill kv --gpu`) reads them, the deck's questions quote them (a gpu param,
+or `{gpu.<key>.<field>}` in any text, rendered by `gpu_figure`), and an engine run shows
+them beside the peaks it measured (matched by `torch.cuda.get_device_name()`), never in
+place of them.
+
+What the numbers mean:
+- `bf16_dense_tflops`: the datasheet's BF16 tensor-core figure without structured
+  sparsity (the "with sparsity" figure halved), in 10^12 FLOP/s.
+- `hbm_tb_per_s`: the datasheet's memory bandwidth in 10^12 bytes/s (A100 80GB SXM:
+  "2,039 GB/s", so 2.039).
+- `memory_gib`: the datasheet's memory size. Vendors label it "GB", but the memory is
+  built from binary-sized DRAM and the device reports about that many GiB, not 10^9-byte
+  GB (an A100 80GB reports 81,920 MiB = 80 GiB; an H200, 143,771 MiB ≈ 140.4 GiB against
+  its "141 GB"). The table therefore reads it as GiB, and every text shows it in GiB.
+
+Every text shows a figure the same way (`gpu_figure`): memory in GiB, bandwidth in TB/s,
+FLOP/s in TFLOP/s, each with the digits the datasheet gives.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
-from drill.errors import unknown_name_error
+from drill.errors import BankError, unknown_name_error
 
 GiB = 2**30
 
@@ -21,7 +37,7 @@ class GpuSpec:
     name: str
     bf16_dense_tflops: float
     hbm_tb_per_s: float
-    memory_gib: float  # the vendor's "GB", which for these parts is GiB of memory
+    memory_gib: float  # the datasheet's "GB", which for these parts is GiB (module docstring)
 
     @property
     def flops_per_s(self) -> float:
@@ -85,3 +101,66 @@ def gpu_named(name: str) -> GpuSpec:
     if key in by_key:
         return by_key[key]
     raise unknown_name_error("GPU", name, key, list(by_key))
+
+
+# how every text shows a figure of the table: the unit, and the field's value in it
+FIGURE_UNITS = {"memory": "GiB", "bandwidth": "TB/s", "flops": "TFLOP/s"}
+FIGURE_FIELDS = ("name", *FIGURE_UNITS)
+# enough significant digits to write every datasheet figure as given (2.039, 165.2)
+FIGURE_DIGITS = 4
+
+
+def gpu_figure(spec: GpuSpec, field: str) -> str:
+    """One figure of `spec` as every text shows it: "H100 SXM", "80 GiB", "3.35 TB/s",
+    "989 TFLOP/s"."""
+    from drill.quantities.units import format_number
+
+    if field == "name":
+        return spec.name
+    value = {
+        "memory": spec.memory_gib,
+        "bandwidth": spec.hbm_tb_per_s,
+        "flops": spec.bf16_dense_tflops,
+    }[field]
+    return f"{format_number(value, FIGURE_DIGITS)} {FIGURE_UNITS[field]}"
+
+
+@functools.cache
+def figure_texts() -> dict[str, str]:
+    """Every figure of the table as text, by placeholder name: "gpu.h100.bandwidth" ->
+    "3.35 TB/s"."""
+    return {
+        f"gpu.{spec.key}.{field}": gpu_figure(spec, field)
+        for spec in GPU_SPECS
+        for field in FIGURE_FIELDS
+    }
+
+
+# `{gpu.<key>.<field>}` in a text that is shown as written (a concept, choice or order
+# question): the GPU by its `--gpu` key, and one of FIGURE_FIELDS
+GPU_PLACEHOLDER = re.compile(r"\{(gpu\.[^{}\s]*)\}")
+
+
+def fill_gpu_figures(text: str) -> str:
+    """`text` with each `{gpu.<key>.<field>}` replaced by `gpu_figure`; BankError naming
+    a placeholder whose GPU or field is unknown."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in figure_texts():
+            raise BankError(gpu_placeholder_problem(name))
+        return figure_texts()[name]
+
+    return GPU_PLACEHOLDER.sub(replace, text)
+
+
+def gpu_placeholder_problem(name: str) -> str:
+    """Why `{name}` is not a figure of the table (name as "gpu.<key>.<field>")."""
+    parts = name.split(".")
+    keys = [spec.key for spec in GPU_SPECS]
+    if len(parts) != 3 or parts[1] not in keys:
+        return (
+            f"unknown GPU placeholder {{{name}}}: write {{gpu.KEY.FIELD}} with KEY one of "
+            f"{', '.join(keys)}"
+        )
+    return f"unknown GPU placeholder {{{name}}}: FIELD is one of {', '.join(FIGURE_FIELDS)}"
