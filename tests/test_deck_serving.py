@@ -235,10 +235,10 @@ PINNED = {
     ("littles-law-latency", 2): Pinned({"in_flight": 128, "rate": 3}, 42.666666666666667, "seconds"),
     # 12 % + 6 % − 4 % = 14 % miss something; 20 × 0.86
     ("goodput-both-slos", 1): Pinned(
-        {"rate": 20, "miss_ttft": 12, "miss_tpot": 6, "miss_both": 4}, 17.2, "requests"),
+        {"rate": 20, "miss_ttft": 12, "miss_tpot": 6, "miss_both": 4}, 17.2, "requests_per_s"),
     # 8 % + 4 % − 3 % = 9 %; 20 × 0.91
     ("goodput-both-slos", 2): Pinned(
-        {"rate": 20, "miss_ttft": 8, "miss_tpot": 4, "miss_both": 3}, 18.2, "requests"),
+        {"rate": 20, "miss_ttft": 8, "miss_tpot": 4, "miss_both": 3}, 18.2, "requests_per_s"),
     # (47 × 25 + 2 × 500) / 49 = 2,175 / 49 ms
     ("mean-tpot-hides-stalls", 1): Pinned(
         {"normal_gaps": 47, "normal_ms": 25, "stalls": 2, "stall_ms": 500},

@@ -41,6 +41,7 @@ TYPED_IN_BASE_UNITS = {
     "tokens": "{} tokens",
     "tokens_per_s": "{} tokens/s",
     "requests": "{} requests",
+    "requests_per_s": "{} req/s",
     "fraction": "{}",
     "flop_per_byte": "{} FLOP/B",
     "count": "{}",

@@ -92,7 +92,7 @@ TABLE = [
     ("kv", "5.37e8", "correct", True, None, 537e6),
     ("kv", "4 Gib", "correct", True, None, GIB / 2),  # bits, converted correctly
     ("kv", "0.5", "unit", True, None, GIB / 2),
-    ("kv", "0.5 GiB/s", "unit", False, None, GIB / 2),
+    ("kv", "0.5 GiB/s", "unit", False, "rate-vs-count", GIB / 2),
     ("kv", "0.5 ms", "unit", False, None, 0.0005),
     ("kv", "0.25 GiB", "misconception", False, "forgot-kv-factor", GIB / 4),
     ("kv", "268435456", "misconception", False, "forgot-kv-factor", GIB / 4),
@@ -148,7 +148,7 @@ TABLE = [
     ("bw", "26.8 Tbps", "correct", True, None, 3.35e12),
     ("bw", "3.35 Tbps", "misconception", False, "bits-vs-bytes", 3.35e12 / 8),
     ("bw", "3.35 GB/s", "misconception", False, "off-by-1000", 3.35e9),
-    ("bw", "3.35 TB", "unit", False, None, 3.35e12),
+    ("bw", "3.35 TB", "unit", False, "rate-vs-count", 3.35e12),
     ("waste", "75%", "correct", True, None, 0.75),
     ("waste", "75 %", "correct", True, None, 0.75),
     ("waste", "0.75", "correct", True, None, 0.75),
@@ -163,7 +163,7 @@ TABLE = [
     ("prefill", "2*7e9*2048", "correct", True, None, 2.8672e13),
     ("prefill", "14.3 TFLOP", "misconception", False, "flops-2x", 14.3e12),
     ("prefill", "28.7 GFLOP", "misconception", False, "off-by-1000", 28.7e9),
-    ("prefill", "28.7 TFLOP/s", "unit", False, None, 28.7e12),
+    ("prefill", "28.7 TFLOP/s", "unit", False, "rate-vs-count", 28.7e12),
     ("peak", "989 TFLOPS", "correct", True, None, 989e12),
     ("peak", "989 TFLOP/s", "correct", True, None, 989e12),
     ("peak", "989 TFLOPs", "correct", True, None, 989e12),  # ambiguous spelling, a rate asked
@@ -224,8 +224,7 @@ def test_feedback_for_unit_slips():
         "seventy-five, not seventy-five percent. You gave 75; the answer is 75%."
     )
     assert grade(KV, "0.5 GiB/s").feedback == (
-        "The number is right but GiB/s is a bandwidth (bytes per second); "
-        "the answer is a size in bytes: 0.5 GiB."
+        "GiB/s is a rate, per second; the question asks for a size in bytes: 0.5 GiB."
     )
 
 

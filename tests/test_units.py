@@ -228,6 +228,18 @@ GIB = 2**30
         ("150 flops per byte", 150, "flop_per_byte", "FLOP/B", None, False),
         ("4x", 4, "count", "×", None, False),
         ("4×", 4, "count", "×", None, False),
+        ("17.2 req/s", 17.2, "requests_per_s", "requests/s", None, False),
+        ("17.2 rps", 17.2, "requests_per_s", "requests/s", None, False),
+        ("17.2 sequences per second", 17.2, "requests_per_s", "requests/s", None, False),
+        ("38 tps", 38, "tokens_per_s", "tokens/s", None, False),
+        ("36 steps", 36, "count", "steps", None, False),
+        ("8 GPUs", 8, "count", "GPUs", None, False),
+        ("288 sequences", 288, "requests", "sequences", None, False),
+        ("77th", 77, "count", None, None, False),
+        ("p99", 99, "count", None, None, False),
+        ("about 42", 42, None, None, None, False),
+        ("approx. 0.5 GiB", GIB / 2, "bytes", "GiB", False, False),
+        ("5 bits per element", 0.625, "bytes", "bits", None, True),
     ],
 )
 def test_parse_answer(text, value, dimension, symbol, decimal, bits):

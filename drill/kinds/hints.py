@@ -84,6 +84,7 @@ UNIT_WORDS = {
     "tokens": "in tokens",
     "tokens_per_s": "in tokens per second",
     "requests": "in requests",
+    "requests_per_s": "in requests per second",
     "fraction": "as a fraction",
     "flop_per_byte": "in FLOP per byte",
 }

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 from drill.bank.misconceptions import catalogue_entry
 from drill.errors import AnswerError, BankError
+from drill.kinds.counted import counted_noun, other_thing
 from drill.kinds.instance import Instance, MisconceptionValue
 from drill.kinds.verdict import Status, Verdict
 from drill.quantities.dimensions import DIMENSIONS
@@ -58,11 +59,25 @@ from drill.quantities.units import (
     format_quantity,
     parse_answer,
     parse_unit,
+    plural,
 )
 
 # plain counts: "4 requests" answers "how many times as many" (a count), and "4x" a count
 # of requests; tokens and requests are still told apart
 _COUNTS = frozenset({"count", "tokens"}), frozenset({"count", "requests"})
+# a rate and the count or size it is a rate of: 43 TFLOP/s for 43 TFLOP is the wrong kind
+_RATE_AND_COUNT = tuple(
+    frozenset(pair)
+    for pair in (
+        ("flop", "flop_per_s"),
+        ("bytes", "bytes_per_s"),
+        ("tokens", "tokens_per_s"),
+        ("requests", "requests_per_s"),
+        ("count", "tokens_per_s"),
+        ("count", "requests_per_s"),
+    )
+)
+_RATE_DIMS = frozenset({"flop_per_s", "bytes_per_s", "tokens_per_s", "requests_per_s"})
 # dimensions the ratio-based slips apply to
 _BYTE_DIMS = frozenset({"bytes", "bytes_per_s"})
 # dimensions whose base unit is a natural way to write the answer with no unit at all
@@ -146,19 +161,67 @@ def grade_numeric(instance: Instance, answer_text: str) -> Verdict:
         show_symbol(instance, expected),
         instance.tolerance.relative_to(expected),
     )
+    asked = counted_noun(instance)
     try:
-        parsed = parse_answer(answer_text if isinstance(answer_text, str) else "")
+        parsed = parse_answer(
+            answer_text if isinstance(answer_text, str) else "", nouns=(asked,) if asked else ()
+        )
     except AnswerError as exc:
         return _verdict(ctx, "unreadable", False, None, feedback=str(exc))
     parsed = _lenient_dimension(parsed, dimension, answer_text)
 
     if parsed.dimension is None:
         return _grade_bare(ctx, parsed)
+    if asked in ("bit", "byte") and dimension == "count" and parsed.dimension == "bytes":
+        return _grade_size_count(ctx, parsed, asked)
     if parsed.dimension != dimension and {parsed.dimension, dimension} not in _COUNTS:
         return _grade_wrong_dimension(ctx, parsed)
     if instance.tolerance.accepts(parsed.value, expected):
+        if other_thing(instance, asked, parsed.noun, parsed.dimension):
+            feedback = (
+                f"You answered in {parsed.unit_symbol}; the question counts "
+                f"{plural_of(asked)}: {_count_of(expected, asked)}."
+            )
+            return _verdict(ctx, "unit", False, parsed.value, feedback=feedback)
         return _verdict(ctx, "correct", True, parsed.value, feedback="")
     return _diagnose(ctx, parsed, (parsed.value,))
+
+
+def plural_of(noun: str | None) -> str:
+    """How a message names many of `noun`: "blocks", "GPUs"."""
+    spec = parse_unit(noun or "")
+    return spec.symbol if spec is not None and spec.noun is not None else plural(noun or "")
+
+
+def _count_of(value: float, noun: str | None) -> str:
+    """A count with what it counts: "16,021 blocks", "1 GPU"."""
+    number = format_quantity(value, None)
+    return f"{number} {noun if number == '1' and noun else plural_of(noun)}"
+
+
+def _grade_size_count(ctx: _Context, parsed: Parsed, asked: str) -> Verdict:
+    """A size ("5 bits", "0.625 bytes") for a question that counts bits or bytes as a plain
+    number: right in the unit counted is right; right in the other is right with a unit
+    slip ("the question counts bits"); eight times or an eighth of the answer (5 bytes for 5
+    bits) is the bits-vs-bytes slip; anything else is diagnosed as a count."""
+    value = parsed.value * 8 if asked == "bit" else parsed.value  # parsed.value is in bytes
+    in_asked_unit = parsed.bits == (asked == "bit")
+    expected = ctx.expected
+    if ctx.instance.tolerance.accepts(value, expected):
+        if in_asked_unit:
+            return _verdict(ctx, "correct", True, value)
+        note = f"Right, but the question counts {asked}s: {_count_of(expected, asked)}."
+        return _verdict(ctx, "unit", True, value, feedback=note)
+    as_count = Parsed(value, "count", None, number=value, typed_precision=parsed.typed_precision)
+    found = _question_mistake(ctx.instance, expected, (value,), precision=parsed.typed_precision)
+    # eight times or an eighth of the answer: "5 B" or "40 bits" for 5 bits
+    if found is None and any(_near(value, expected * r, ctx.rel) for r in (8.0, 1 / 8)):
+        typed = format_quantity(parsed.number or 0.0, None, digits=6)
+        tail = (
+            f" You gave {typed} {parsed.unit_symbol}; the answer is {_count_of(expected, asked)}."
+        )
+        return _slip(ctx, "bits-vs-bytes", value, tail)
+    return _diagnose(ctx, as_count, (value,))
 
 
 def _lenient_dimension(parsed: Parsed, dimension: str, text: str) -> Parsed:
@@ -272,7 +335,19 @@ def _grade_wrong_dimension(ctx: _Context, parsed: Parsed) -> Verdict:
     )
     wanted = dimension_words(ctx.dimension)
     given = dimension_words(parsed.dimension)
-    if number_matches or instance.tolerance.accepts(parsed.value, expected):
+    right = number_matches or instance.tolerance.accepts(parsed.value, expected)
+    if right and {parsed.dimension, ctx.dimension} in _RATE_AND_COUNT:
+        kind = "a rate, per second" if parsed.dimension in _RATE_DIMS else "not a rate"
+        feedback = (
+            f"{parsed.unit_symbol} is {kind}; the question asks for {wanted}: "
+            f"{ctx.shown(expected)}."
+        )
+        info = catalogue_entry("rate-vs-count")
+        return _verdict(
+            ctx, "unit", False, parsed.value,
+            misconception="rate-vs-count", misconception_name=info.name, feedback=feedback,
+        )  # fmt: skip
+    if right:
         feedback = (
             f"The number is right but {parsed.unit_symbol} is {given}; the answer is "
             f"{wanted}: {ctx.shown(expected)}."
@@ -352,6 +427,7 @@ def _diagnose(
     if unit_missing:
         return _verdict(ctx, "wrong", False, readings[0], feedback=_give_the_unit(ctx, parsed))
     return _verdict(ctx, "wrong", False, readings[0], feedback=tail(None).strip())
+
 
 # the coarsest typing that may name a mistake by its rounding: three significant digits
 MAX_TYPED_PRECISION = 0.005

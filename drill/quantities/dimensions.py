@@ -33,6 +33,7 @@ _TABLE = (
     Dimension("tokens", "a token count", ("tokens",), bare=True),
     Dimension("tokens_per_s", "a token rate", ("tokens/s",)),
     Dimension("requests", "a request count", ("requests",), bare=True),
+    Dimension("requests_per_s", "a request rate", ("requests/s",)),
     # 0..1, answered 0.75, 3/4 or 75%
     Dimension("fraction", "a fraction or percentage", ("%",), bare=True),
     Dimension("flop_per_byte", "an arithmetic intensity (FLOP/byte)", ("FLOP/B",), bare=True),

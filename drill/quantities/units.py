@@ -1,8 +1,8 @@
 """Quantities: read and write bytes, times, rates, FLOPs and percentages.
 
 Every value is held in the base unit of its dimension (see drill.quantities.dimensions):
-bytes, seconds, bytes/s, FLOP, FLOP/s, tokens, tokens/s, requests, a fraction
-(0.75, shown as 75%), FLOP/byte, or a plain count.
+bytes, seconds, bytes/s, FLOP, FLOP/s, tokens, tokens/s, requests, requests/s, a
+fraction (0.75, shown as 75%), FLOP/byte, or a plain count.
 
 Unit symbols are read by one function, `parse_unit`, shared by the formatter
 (`format_quantity(value, "GiB")`) and the answer reader (`parse_answer`), so
@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -44,6 +45,8 @@ class UnitSpec:
     # None when the symbol has no prefix; only set for bytes, bits and FLOP.
     decimal_prefix: bool | None = None
     bits: bool = False  # written in bits; mul/div already convert to bytes
+    # what a count counts, in the singular ("block", "request"); None for any other unit
+    noun: str | None = None
 
     @property
     def factor(self) -> float:
@@ -100,21 +103,66 @@ _TIME = {
     **dict.fromkeys(["min", "mins", "minute", "minutes"], UnitSpec("min", "seconds", 60)),
     **dict.fromkeys(["h", "hr", "hrs", "hour", "hours"], UnitSpec("h", "seconds", 3600)),
 }
+# Count nouns: "36 steps", "16,021 blocks", "288 sequences" are that many of the thing
+# named; the grader tells the thing a question counts from another (drill.kinds.numeric_grade).
+# Tokens and requests have dimensions of their own (a sequence is a request); the rest are
+# plain counts. Each singular here also reads as its plural (block/blocks, batch/batches).
+_NOUN_DIMENSION = {"token": "tokens", "request": "requests", "sequence": "requests"}
+_COUNT_NOUNS = frozenset(
+    "token request sequence block page step expert gpu layer head user position slot chunk "
+    "iteration pass round batch element value parameter weight replica node device rank "
+    "shard entry row sample item prompt query".split()
+)
+# short forms people type, and how a plural is shown where the singular's case is not
+_NOUN_SHORT = {"tok": "token", "req": "request", "seq": "sequence", "param": "parameter"}
+_NOUN_SHOWN = {"gpu": "GPUs"}
+
+
+def plural(noun: str) -> str:
+    """The plural of a count noun: block -> blocks, batch -> batches, entry -> entries."""
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def singular(word: str) -> str | None:
+    """The count noun `word` names in the singular ("GPUs" -> "gpu"); None for a word that
+    is none (known: _COUNT_NOUNS and their short forms)."""
+    low = word.lower()
+    for noun in (low, low[:-1], low[:-2], low[:-3] + "y"):
+        noun = _NOUN_SHORT.get(noun, noun)
+        if noun in _COUNT_NOUNS and low in (noun, plural(noun), *_short_forms(noun)):
+            return noun
+    return None
+
+
+def _short_forms(noun: str) -> tuple[str, ...]:
+    return tuple(
+        f for short, full in _NOUN_SHORT.items() if full == noun for f in (short, short + "s")
+    )
+
+
+def count_unit(noun: str) -> UnitSpec:
+    """The unit of a count of `noun` (a singular): tokens and requests in their own
+    dimensions, anything else a plain count."""
+    shown = _NOUN_SHOWN.get(noun, plural(noun))
+    return UnitSpec(shown, _NOUN_DIMENSION.get(noun, "count"), noun=noun)
+
+
 _PLAIN = {
-    **dict.fromkeys(["token", "tokens", "tok", "toks"], UnitSpec("tokens", "tokens")),
-    **dict.fromkeys(["request", "requests", "req", "reqs"], UnitSpec("requests", "requests")),
     **dict.fromkeys(["%", "percent", "pct"], UnitSpec("%", "fraction", 1, 100)),
     **dict.fromkeys(["x", "×", "times"], UnitSpec("×", "count")),
+    # rates written as one word: requests (or queries) and tokens per second
+    **dict.fromkeys(["rps", "qps"], UnitSpec("requests/s", "requests_per_s")),
+    "tps": UnitSpec("tokens/s", "tokens_per_s"),
 }
-# "per request", "/token": says what the figure is per, and leaves the dimension alone
-_ANNOTATIONS = frozenset(
-    "token tokens tok request requests req sequence sequences seq user users gpu gpus "
-    "layer layers head heads step steps".split()
-)
 _RATES = {
     ("bytes", "seconds"): "bytes_per_s",
     ("flop", "seconds"): "flop_per_s",
     ("tokens", "seconds"): "tokens_per_s",
+    ("requests", "seconds"): "requests_per_s",
     ("flop", "bytes"): "flop_per_byte",
 }
 
@@ -126,6 +174,9 @@ def _numerator(text: str) -> UnitSpec | None:
         return _TIME[low]
     if low in _PLAIN:
         return _PLAIN[low]
+    noun = singular(low)
+    if noun is not None:
+        return count_unit(noun)
     m = _BYTE_SYMBOL.fullmatch(text)
     if m:
         prefix, binary, unit = m["p"], m["i"], m["u"]
@@ -162,8 +213,10 @@ def _compose(num: UnitSpec, den: UnitSpec) -> UnitSpec | None:
     if dimension is None or den.bits:
         return None
     den_symbol = "s" if den.symbol == "s" else ("B" if den.symbol == "bytes" else den.symbol)
+    # "sequences/s" and "req/s" are requests per second, written one way
+    num_symbol = num.dimension if num.noun in _NOUN_DIMENSION else num.symbol
     return UnitSpec(
-        f"{num.symbol}/{den_symbol}",
+        f"{num_symbol}/{den_symbol}",
         dimension,
         num.mul * den.div,
         num.div * den.mul,
@@ -182,7 +235,9 @@ def parse_unit(text: str) -> UnitSpec | None:
     if not text or len(text) > 40:
         return None
     parts = _PER.split(text)
-    if len(parts) > 1 and parts[-1].lower() in _ANNOTATIONS:
+    # "per request", "/token", "per element": says what the figure is per, and leaves the
+    # dimension alone
+    if len(parts) > 1 and singular(parts[-1]) is not None:
         parts = parts[:-1]
     if any(not p for p in parts):
         return None
@@ -344,6 +399,8 @@ class Parsed:
     # half a unit of the last digit typed, relative to the number ("172" 0.0029, "0.17"
     # 0.029); 0 for arithmetic, whose result is exact
     typed_precision: float = 0.0
+    # what a count counts, in the singular ("block" for "16,021 blocks"); None otherwise
+    noun: str | None = None
 
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
@@ -396,14 +453,50 @@ def _to_base(number: int | float, spec: UnitSpec) -> float:
     return float(number) * spec.mul / spec.div
 
 
-def parse_answer(text: str) -> Parsed:
+# a word that says the number is rounded: "about 42", "approx. 42", "roughly 42 sequences"
+_HEDGE = re.compile(
+    r"(?:about|around|approximately|approx\.?|roughly|circa|ca\.|(?:on the )?order of)\s*",
+    re.IGNORECASE,
+)
+# a rank: "77th", "the 77th percentile", "p77", "P99.9"
+_ORDINAL = re.compile(
+    r"(?:the\s+)?(?P<n>\d+)(?:st|nd|rd|th)(?:\s+(?:percentile|position|place|rank))?"
+    r"|p(?P<p>\d+(?:\.\d+)?)",
+    re.IGNORECASE,
+)
+# a count noun after a word that says which ("11.44 distinct experts", "36 prefill steps")
+_MODIFIED_NOUN = re.compile(r"(?P<word>[A-Za-z]{3,}) (?P<noun>[A-Za-z]+)")
+
+
+def _count_tail(tail: str, nouns: Iterable[str]) -> UnitSpec | None:
+    """A count noun the unit reader does not know on its own: one the question counts
+    (`nouns`, singulars), or a count noun after one word that is no unit."""
+    low = tail.lower()
+    for noun in nouns:
+        noun = noun.lower()
+        if low in (noun, plural(noun)):
+            return (
+                count_unit(noun) if singular(noun) else UnitSpec(plural(noun), "count", noun=noun)
+            )
+    match = _MODIFIED_NOUN.fullmatch(tail)
+    if match and parse_unit(match["word"]) is None:
+        spec = parse_unit(match["noun"])
+        if spec is not None and spec.noun is not None:
+            return spec
+    return None
+
+
+def parse_answer(text: str, *, nouns: Iterable[str] = ()) -> Parsed:
     """Read a typed answer: a number or arithmetic, optionally followed by a unit.
 
     Accepts `536870912`, `536,870,912`, `536 870 912`, `5.4e8`, `5.4 x 10^8`,
     `3/4`, `75%`, `2*32*8*128*4096*2`, and any of those followed by a unit such
     as `GiB`, `gigabytes`, `Gb` (bits), `ms`, `TB/s`, `TFLOPS`, `tokens per
-    second`, optionally with `per request`. Anything else raises AnswerError
-    with examples of what works.
+    second`, `req/s`, `tps`, optionally with `per request`; or by what it counts
+    (`36 steps`, `288 sequences`, `8 GPUs`, or one of `nouns`, the singulars of what the
+    question counts). A rank (`77th`, `77th percentile`, `p77`) is its number, and a
+    leading `about`, `~`, `≈`, `approx.` or `roughly` is dropped. Anything else raises
+    AnswerError with examples of what works.
     """
     if not isinstance(text, str):
         raise AnswerError(f"an answer must be text; {ANSWER_EXAMPLES}")
@@ -415,12 +508,23 @@ def parse_answer(text: str) -> Parsed:
     original = text.strip()
     if not original:
         raise AnswerError(f"the answer is empty; {ANSWER_EXAMPLES}")
-    head, tail = _split_unit(_normalise(original))
+    normal = _normalise(original)
+    hedge = _HEDGE.match(normal)
+    normal = normal[hedge.end() :] if hedge else normal
+    rank = _ORDINAL.fullmatch(normal)
+    if rank is not None:
+        digits = rank["n"] or rank["p"]
+        number = float(digits)
+        if not math.isfinite(number):
+            raise _unreadable(original, "the number is too large")
+        precision = typed_precision(digits, number)
+        return Parsed(number, "count", None, number=number, typed_precision=precision)
+    head, tail = _split_unit(normal)
     if not head:
         raise _unreadable(original, "there is no number in it")
     spec = None
     if tail:
-        spec = parse_unit(tail)
+        spec = parse_unit(tail) or _count_tail(tail, nouns)
         if spec is None:
             raise _unreadable(original, f"{tail!r} is not a unit I know (I read {_UNIT_EXAMPLES})")
     head = _THOUSANDS_COMMA.sub(lambda m: m[0].replace(",", ""), head)
@@ -453,6 +557,7 @@ def parse_answer(text: str) -> Parsed:
         bits=spec.bits,
         number=float(number),
         typed_precision=precision,
+        noun=spec.noun,
     )
 
 
