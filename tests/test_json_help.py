@@ -127,6 +127,7 @@ SITUATIONS = {
         ["kv-formula-units", "--seed", "1", "--answer", "2 for K and V, times layers"],
     ],
     ("bank", "list"): lambda tmp: [[]],
+    ("bank", "coverage"): lambda tmp: [["--topic", "mla"]],
     ("kv",): lambda tmp: [
         ["--preset", "llama-3-70b", "--seq", "32768", "--dtype", "fp8", "--reserve", "65536"],
         ["--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--seq", "4096"],

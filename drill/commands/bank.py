@@ -125,6 +125,69 @@ def lint_cmd(paths: tuple[Path, ...], draws: int, coverage: bool) -> None:
     )
 
 
+@bank.command("coverage")
+@click.option("--topic", help="Only questions of this topic.")
+@click.option(
+    "--draws",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="Seeded draws of each numeric template for comparing answers.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object (see below).")
+@bank_option
+def coverage_cmd(topic: str | None, draws: int, as_json: bool, banks: tuple[Path, ...]) -> None:
+    """Show what the deck asks and where it repeats itself.
+
+    \b
+    1. Questions per topic and kind, with totals, and the numeric share.
+    2. The numeric templates that use the KV-size formula (2 x layers x KV heads
+       x head_dim x bytes per element, times tokens unless per token, some
+       factors fixed or from a model preset), read from each formula with its
+       derived values written out; the target is at most a fifth of the numeric
+       templates. Templates whose kv-formula tag says otherwise are listed.
+    3. The catalogue's misconceptions that no question names (the grader still
+       names a few by their ratio to the answer, e.g. bits-vs-bytes).
+    4. Near-duplicate numeric templates, each pair once with its strongest reason:
+       same formula (the same function of the same roles, names read as roles:
+       m_layers is layers, cap_gb is memory in GB); same answers (one formula
+       gives the other's answer on at least half of the other's draws); special
+       case (one formula with a role at one, 100 % or one token, gives the
+       other's answers on at least half of its draws). Both places are given.
+
+    \b
+    --json prints one object:
+      questions               the number of questions
+      kinds                   the kinds, in column order
+      topics                  per topic: topic, counts (kind -> questions), total
+      totals                  kind -> questions
+      numeric_share           numeric templates / questions
+      kv_formula              templates (id, file, line), count, numeric,
+                              share, target_share, tag_disagrees (id, file,
+                              line, tagged)
+      unnamed_misconceptions  id and name of each
+      near_duplicates         first and second (id, file, line), why, agree and
+                              draws (second's draws that agree / compared),
+                              fixed (special case: the role of first set)
+    """
+    from drill.bank.coverage import coverage_json, coverage_lines, deck_coverage
+    from drill.bank.loader import eligible_questions, load_default_bank
+    from drill.bank.misconceptions import load_misconception_catalogue
+    from drill.kinds import KINDS
+    from drill.serving.kvmath import load_presets
+
+    loaded = load_default_bank(banks)
+    questions = eligible_questions(loaded, topic)
+    report = deck_coverage(
+        loaded, questions, KINDS, load_misconception_catalogue(), load_presets(), draws
+    )
+    if as_json:
+        click.echo(json.dumps(coverage_json(report), indent=2, ensure_ascii=False))
+        return
+    for line in coverage_lines(report):
+        click.echo(line)
+
+
 @bank.command("schema")
 def schema_cmd() -> None:
     """Print the JSON Schema of a deck file, for editor completion and checks."""
