@@ -420,3 +420,21 @@ def test_a_bank_file_with_an_error_is_one_line(tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert result.output.startswith("Error: bad.yaml:3: x: ")
     assert result.output.count("\n") == 1
+
+
+def test_a_template_that_cannot_be_drawn_is_counted_and_compared_with_nothing(tmp_path):
+    # `a` names itself: drawing it fails, and writing it out stops at itself
+    bank_file = tmp_path / "self.yaml"
+    bank_file.write_text(
+        "deck: selfref\nquestions:\n"
+        "  - {id: self-ref, kind: numeric, topic: tt, prompt: '{x}?', params: {x: {choices: [1]}},"
+        " derived: {a: a * 2 * x}, answer: a, unit: bytes, solution: [s]}\n"
+        "  - {id: plain, kind: numeric, topic: tt, prompt: '{x}?', params: {x: {choices: [1]}},"
+        " answer: x * 4, unit: bytes, solution: [s]}\n",
+        encoding="utf-8",
+    )
+    bank = load_bank([bank_file])
+    report = deck_coverage(bank, bank, KINDS, CATALOGUE, {}, draws=5)
+    assert report.numeric == 2
+    assert report.kv_templates == ()
+    assert report.near_duplicates == ()

@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 import copy
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,10 +78,31 @@ def name_role(name: str) -> Role:
     return Role(ROLE_SYNONYMS.get(stem, stem), scale)
 
 
+_CACHE: dict[tuple[str, int], tuple[NumericQuestion, Any]] = {}
+
+
+def _cached(kind: str, question: NumericQuestion, work: Callable[[NumericQuestion], Any]) -> Any:
+    """`work(question)`, remembered per question object (questions are unhashable; each
+    pair of templates asks for the same roles hundreds of times)."""
+    key = (kind, id(question))
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is question:  # the object kept alive: its id stays its own
+        return hit[1]
+    if len(_CACHE) > 8192:
+        _CACHE.clear()
+    value = work(question)
+    _CACHE[key] = (question, value)
+    return value
+
+
 def template_roles(question: NumericQuestion) -> dict[str, Role]:
     """Every name a template's expressions may use (params, a preset's or gpu's fields,
     derived values) -> its role. Params that would share a role keep their own names, and
     so does a derived value whose role a param has (`heads = m_kv_heads / tp`)."""
+    return _cached("roles", question, _template_roles)
+
+
+def _template_roles(question: NumericQuestion) -> dict[str, Role]:
     drawn: dict[str, Role] = {}
     for name, param in question.params.items():
         if isinstance(param, PresetParam | GpuParam):
@@ -105,8 +126,12 @@ def template_roles(question: NumericQuestion) -> dict[str, Role]:
 
 def param_roles(question: NumericQuestion) -> dict[str, Role]:
     """The roles of what a template draws (params and preset or gpu fields)."""
-    roles = template_roles(question)
-    return {name: role for name, role in roles.items() if name not in question.derived}
+
+    def drawn(question: NumericQuestion) -> dict[str, Role]:
+        roles = template_roles(question)
+        return {name: role for name, role in roles.items() if name not in question.derived}
+
+    return _cached("params", question, drawn)
 
 
 # --------------------------------------------------------------------------- evaluating
@@ -140,6 +165,10 @@ def evaluate_on_roles(
 
 def _needed(question: NumericQuestion) -> set[str]:
     """The derived values the answer uses, directly or through other derived values."""
+    return _cached("needed", question, _needed_derived)
+
+
+def _needed_derived(question: NumericQuestion) -> set[str]:
     needed: set[str] = set()
     todo = list(compiled(question.answer).names)
     while todo:
@@ -278,21 +307,25 @@ _KV_HEAD_NAMES = frozenset({"kv_before", "kv_after"})
 
 
 def inlined_answer(question: NumericQuestion) -> ast.expr:
-    """The answer's tree with every derived value written out in place."""
+    """The answer's tree with every derived value written out in place. A derived value is
+    worked out after the ones above it, so only those are written out in it (a value that
+    names itself stays a name, as it stays an error when drawn)."""
+    order = list(question.derived)
     derived = {name: ast.parse(text, mode="eval").body for name, text in question.derived.items()}
 
-    def inline(node: ast.expr) -> ast.expr:
-        if isinstance(node, ast.Name) and node.id in derived:
-            return inline(derived[node.id])
+    def inline(node: ast.expr, before: int) -> ast.expr:
+        if isinstance(node, ast.Name) and node.id in order[:before]:
+            at = order.index(node.id)
+            return inline(derived[node.id], at)
         copied = copy.copy(node)
         for field_name, value in ast.iter_fields(node):
             if isinstance(value, ast.expr):
-                setattr(copied, field_name, inline(value))
+                setattr(copied, field_name, inline(value, before))
             elif isinstance(value, list):
-                setattr(copied, field_name, [inline(v) for v in value])
+                setattr(copied, field_name, [inline(v, before) for v in value])
         return copied
 
-    return inline(ast.parse(question.answer, mode="eval").body)
+    return inline(ast.parse(question.answer, mode="eval").body, len(order))
 
 
 def _constant(node: ast.expr) -> float | None:
