@@ -140,7 +140,7 @@ NUMERIC_DRAWS = {
         text=(
             "An engine without paging reserves a contiguous slab of 16,384 token slots for each "
             "of its 4 running requests. On average a request has only 2,816 tokens in it. What "
-            "fraction of the reserved KV memory holds nothing?"
+            "fraction of the reserved KV memory holds nothing, to three significant figures?"
         ),
     ),
     ("contiguous-waste-fraction", 2230): Draw(
@@ -151,7 +151,7 @@ NUMERIC_DRAWS = {
         text=(
             "An engine without paging reserves a contiguous slab of 16,384 token slots for each "
             "of its 16 running requests. On average a request has only 1,536 tokens in it. What "
-            "fraction of the reserved KV memory holds nothing?"
+            "fraction of the reserved KV memory holds nothing, to three significant figures?"
         ),
     ),
     ("longest-context-fits", 1): Draw(
@@ -191,7 +191,7 @@ NUMERIC_DRAWS = {
         text=(
             "A streamed reply shows its first token after 1,400 ms, and every later token follows "
             "25 ms after the previous one. The reply is 256 tokens long. How long does the user "
-            "wait from sending the request until the last token appears?"
+            "wait from sending the request until the last token appears, to the millisecond?"
         ),
     ),
     ("e2e-latency-from-ttft-tpot", 2230): Draw(
@@ -202,7 +202,7 @@ NUMERIC_DRAWS = {
         text=(
             "A streamed reply shows its first token after 200 ms, and every later token follows "
             "20 ms after the previous one. The reply is 32 tokens long. How long does the user "
-            "wait from sending the request until the last token appears?"
+            "wait from sending the request until the last token appears, to the millisecond?"
         ),
     ),
     ("ttft-queue-plus-prefill", 1): Draw(

@@ -391,3 +391,86 @@ def test_coverage_lists_the_slips_the_grader_cannot_name():
         "coverage: 32 slips in 2 numeric templates, 13 without a name\n"
         "ok: 2 questions in 1 file, 2 numeric templates × 6 draws\n"
     )
+
+
+# --- a tolerance matches the question's words -----------------------------------------------
+
+
+def _one_template(tmp_path, prompt: str, tolerance: str, answer: str = "base * 7 / 3") -> Path:
+    path = tmp_path / "wording.yaml"
+    path.write_text(
+        f"""\
+deck: wording
+questions:
+  - id: fx-wording
+    kind: numeric
+    topic: roofline
+    prompt: "{prompt}"
+    params:
+      base: {{choices: [30, 33, 36, 39]}}
+    answer: {answer}
+    unit: count
+    tolerance: {tolerance}
+    solution: ["{{answer}}"]
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _wording_problems(path: Path) -> list[str]:
+    return [f"{e.line}: {e.message}" for e in lint_bank(load_bank([path]), draws=20)]
+
+
+def test_a_question_that_asks_for_an_estimate_takes_five_percent(tmp_path):
+    prompt = "A ridge of {base} FLOP per byte. At roughly what batch size does it bind?"
+    assert _wording_problems(_one_template(tmp_path, prompt, "{rel: 0.02}")) == [
+        "11: tolerance: is ±2 % on seed 0, but the question asks for an estimate ('roughly'); "
+        "give it at least ±5 % (tolerance: {rel: 0.05})"
+    ]
+    assert _wording_problems(_one_template(tmp_path, prompt, "{rel: 0.05}")) == []
+    assert _wording_problems(_one_template(tmp_path, prompt, "{rel: 0.08}")) == []
+
+
+@pytest.mark.parametrize(
+    "ask",
+    ["About how many sequences fit?", "What is the batch, approximately?", "What order of batch?",
+     "What batch (~) binds?", "Batch ≈ what?", "Around what batch does it bind?"],
+)  # fmt: skip
+def test_each_hedge_in_the_asking_sentence_asks_for_an_estimate(tmp_path, ask):
+    problems = _wording_problems(_one_template(tmp_path, f"{{base}} FLOP/B. {ask}", "{rel: 0.01}"))
+    assert len(problems) == 1 and "asks for an estimate" in problems[0]
+
+
+def test_a_hedge_outside_the_asking_sentence_is_a_given_not_an_estimate(tmp_path):
+    prompt = "A pass takes about one step; {base} FLOP/B. By what factor is it faster?"
+    assert _wording_problems(_one_template(tmp_path, prompt, "{rel: 0.01}")) == []
+
+
+def test_a_tolerance_tighter_than_one_percent_needs_the_precision_in_words(tmp_path):
+    prompt = "{base} tokens in {base} steps. What is the mean?"
+    assert _wording_problems(_one_template(tmp_path, prompt, "{rel: 0.005}")) == [
+        "11: tolerance: is ±0.5 % on seed 0, tighter than the default ±1 %, but the question "
+        "does not say the precision it wants; say it in the prompt ('to three significant "
+        "figures', 'to the millisecond') or widen the tolerance"
+    ]
+    for said in ("to three significant figures", "to 3 significant digits", "to two decimal "
+                 "places", "to the nearest tenth", "exactly", "to 0.1 ms", "to the millisecond"):  # fmt: skip
+        stated = "{base} tokens in {base} steps. What is the mean, " + said + "?"
+        assert _wording_problems(_one_template(tmp_path, stated, "{rel: 0.005}")) == [], said
+    assert _wording_problems(_one_template(tmp_path, prompt, "{rel: 0.01}")) == []
+
+
+def test_the_figures_asked_for_must_be_taken_on_every_draw(tmp_path):
+    # seed 0 draws base 36: 36 × 7 / 3 = 84, to one figure 80, 4.8 % off
+    prompt = "{base} tokens. What is the mean, to one significant figure?"
+    assert _wording_problems(_one_template(tmp_path, prompt, "{rel: 0.01}")) == [
+        "11: tolerance: refuses the answer to 1 significant figures that the question asks "
+        "for (80 for 84) on seed 0; widen the tolerance or ask for more figures"
+    ]
+
+
+def test_a_whole_count_within_half_needs_no_words_for_its_precision(tmp_path):
+    prompt = "{base} tokens in blocks of 3. How many blocks?"
+    path = _one_template(tmp_path, prompt, "{abs: 0.5}", answer="base * 7")
+    assert _wording_problems(path) == []

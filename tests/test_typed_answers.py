@@ -133,6 +133,40 @@ def test_an_answer_as_people_write_it(deck, qid, seed, answer, status, correct, 
     assert verdict.feedback == feedback
 
 
+# Tolerance that matches the wording: a question that asks "roughly" takes ±8 % (the built-in
+# estimates), a question without stated precision takes its answer to three significant
+# figures (2.77 for 2.7731 within ±1 %, and "2.8" too), and one that needs more says so
+# ("to the millisecond"). spec-verify-compute-bound-batch 1 is 295.2 / (6 + 1) = 42.17
+# sequences; decode-compute-bound-batch 1 is 295.2; spec-expected-tokens 1 is
+# (1 − 0.7^5) / 0.3 = 2.7731; mean-tpot-hides-stalls 1 is 2,175 / 49 = 44.39 ms;
+# chunked-prefill-own-ttft 1 is 465.92 ms; e2e-latency-from-ttft-tpot 1 is 7,775 ms.
+# fmt: off
+TOLERANCE_ROWS = [
+    ('spec-verify-compute-bound-batch', 1, '~40', 'correct', True, None, ''),
+    ('spec-verify-compute-bound-batch', 1, 'about 45', 'correct', True, None, ''),
+    ('spec-verify-compute-bound-batch', 1, '49.2', 'misconception', False, 'spec-forgot-bonus-token', 'That counts 6 positions per sequence, the drafts only. The verify pass also scores one more position after them, so each sequence brings 6 + 1 positions of FLOPs. You gave 49.2; the answer is 42.2.'),
+    ('spec-verify-compute-bound-batch', 1, '295', 'misconception', False, 'spec-forgot-verify-tokens', 'About 295 is where plain decode, one position per sequence, turns compute-bound. A verify pass runs 6 + 1 positions per sequence, so it gets there 6 + 1 times sooner. You gave 295; the answer is 42.2.'),
+    ('decode-compute-bound-batch', 1, 'about 300', 'correct', True, None, ''),
+    ('spec-expected-tokens', 1, '2.8', 'correct', True, None, ''),
+    ('spec-expected-tokens', 1, '2.53', 'misconception', False, 'spec-series-one-short', 'That sums only 4 terms. With 4 drafts a round yields up to 4 + 1 tokens, so the series 1 + 0.7 + … + 0.7^4 has 4 + 1 terms, and its closed form has k + 1 in the exponent. You gave 2.53; the answer is 2.77.'),
+    ('mean-tpot-hides-stalls', 1, '44.4 ms', 'correct', True, None, ''),
+    ('chunked-prefill-own-ttft', 1, '465.9 ms', 'correct', True, None, ''),
+    ('e2e-latency-from-ttft-tpot', 1, '7.78 s', 'magnitude', False, None, 'The right order of magnitude, but 0.06% too high. Accepted within ±0.5 ms. You gave 7,780 ms; the answer is 7,775 ms.'),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    ("qid", "seed", "answer", "status", "correct", "mistake", "feedback"), TOLERANCE_ROWS
+)
+def test_a_tolerance_as_the_question_words_it(
+    deck, qid, seed, answer, status, correct, mistake, feedback
+):
+    verdict = grade(make_instance(deck[qid], seed), answer)
+    assert (verdict.status, verdict.correct, verdict.misconception) == (status, correct, mistake)
+    assert verdict.feedback == feedback
+
+
 # --- properties ----------------------------------------------------------------------------
 
 # (as typed, singular read back): plurals, singulars, short forms, any case

@@ -214,7 +214,10 @@ def _param_kind(value: object) -> str | None:
 class Tolerance:
     """How close an answer must be. Exactly one of rel, abs, sig; default 1 % relative.
 
-    rel and abs are finite and not negative; sig (significant figures) is 1 to 15.
+    rel and abs are finite and not negative; sig (significant figures) is 1 to 15. Bank
+    lint holds it to the question's words (drill.kinds.numeric_wording): at least ±5 %
+    where the question asks "roughly" or "about", and a precision stated in the text where
+    it is tighter than ±1 %.
     """
 
     __pydantic_config__ = _CONFIG

@@ -75,9 +75,11 @@ class NumericKind(GradedKind):
         # the checks draw every template many times: loaded only by `kvdrill bank lint`
         from drill.kinds.numeric_chain_lint import lint_chain
         from drill.kinds.numeric_lint import lint_numeric
+        from drill.kinds.numeric_wording import check_wording
 
         lint_numeric(question, report, context)
         lint_chain(question, report, context)
+        check_wording(question, report.add, context.draws, context.presets)
 
 
 def expected_value(instance: Instance) -> float:
