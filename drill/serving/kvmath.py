@@ -403,7 +403,7 @@ def kv_estimate(
 
     formula = _formula(shape, seq_len, cached, window_layers, width, requests)
     formula += f" = {total:,} bytes"
-    notes = _notes(shape, seq_len, cached, window, window_layers, ignore_window)
+    notes = _notes(shape, seq_len, window, window_layers, ignore_window)
     return KvEstimate(
         shape=shape,
         dtype=dtype,
@@ -456,7 +456,7 @@ def _formula(shape, seq_len, cached, window_layers, width, requests) -> str:
     return f"{sym} = {nums}"
 
 
-def _notes(shape, seq_len, cached, window, window_layers, ignore_window) -> tuple[str, ...]:
+def _notes(shape, seq_len, window, window_layers, ignore_window) -> tuple[str, ...]:
     notes: list[str] = []
     if shape.is_mla:
         notes.append(

@@ -136,9 +136,10 @@ def plan_cram(
         row = cards.get(q.id)
         if row is not None and is_held(row, now):
             continue
-        record = performance.get(q.id, Performance(0, 0))
+        record = performance.get(q.id)  # none: never answered
+        wrong_ratio = record.wrong_ratio if record else 0.0
         recall = retrievability(scheduler, row, now) if row else 0.0
-        keyed.append((-record.wrong_ratio, recall, rng.random(), q.id))
+        keyed.append((-wrong_ratio, recall, rng.random(), q.id))
     keyed.sort()
     return [PlanItem(qid, "cram") for *_, qid in keyed[:max_items]]
 
