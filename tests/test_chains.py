@@ -256,3 +256,63 @@ def test_drawing_a_broken_chain_is_a_bank_error(tmp_path):
     bank = load_bank([path])
     with pytest.raises(BankError, match="ct-open: chain.follow_ups\\[0\\]: ct-many's param"):
         draw_chain(bank.get("ct-open"), bank.get, 1)
+
+
+GPU_CHAIN_BANK = """\
+deck: chain-gpu
+questions:
+  - id: cg-floor
+    kind: numeric
+    topic: chain-gpu
+    prompt: "{params_b}B one-byte weights on an {g} ({g.bandwidth}). Floor?"
+    params:
+      params_b: {choices: [7, 13]}
+      g: {gpu: [a100-80gb, h100, h200]}
+    answer: params_b * 10**9 / g_bandwidth
+    unit: seconds
+    solution: ["{params_b}e9 / {g.bandwidth}"]
+    chain:
+      CHAIN
+"""
+
+
+def gpu_chain_bank(tmp_path, chain: str):
+    path = tmp_path / "gpu-chain.yaml"
+    path.write_text(GPU_CHAIN_BANK.replace("CHAIN", textwrap.indent(chain, " " * 6).strip()))
+    return load_bank([path])
+
+
+def test_a_chain_fixes_and_changes_a_gpu_by_its_key(tmp_path):
+    bank = gpu_chain_bank(
+        tmp_path,
+        """\
+start: {g: a100-80gb}
+follow_ups:
+  - {ask: "Now an {g}, {g.bandwidth}.", change: {g: h200}}
+""",
+    )
+    assert lint_bank(bank, draws=20) == []
+    opener, follow = draw_chain(bank.get("cg-floor"), bank.get, 1)
+    # 7e9 B / 2.039e12 B/s = 3.4331 ms; 7e9 B / 4.8e12 B/s = 1.4583 ms
+    assert opener.instance.params["params_b"] == 7
+    assert opener.instance.params["g"] == "A100 80GB SXM"
+    assert opener.instance.expected == pytest.approx(0.003433055419323198, rel=1e-12)
+    assert follow.ask == "Now an H200, 4.8 TB/s."
+    assert follow.changed == {"g": "H200"}
+    assert follow.instance.params["g_bandwidth"] == 4_800_000_000_000
+    assert follow.instance.expected == pytest.approx(0.0014583333333333333, rel=1e-12)
+
+
+def test_a_chain_names_a_gpu_its_param_cannot_draw(tmp_path):
+    bank = gpu_chain_bank(
+        tmp_path,
+        """\
+start: {g: l4}
+follow_ups:
+  - {ask: "Now.", change: {g: 4.8}}
+""",
+    )
+    assert [f"{e.line}: {e.message}" for e in lint_bank(bank, draws=20)] == [
+        "14: chain.start.g: 'l4' is not one of its GPUs (a100-80gb, h100, h200)",
+        "16: chain.follow_ups[0].change.g: 4.8 is not one of its GPUs (a100-80gb, h100, h200)",
+    ]

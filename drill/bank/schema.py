@@ -371,7 +371,8 @@ class FollowUp:
     what `change` sets.
 
     `change` maps params of the follow-up to a number, or to an expression over the
-    values of the questions before it in the chain (`q_heads / 8`). Every other param
+    values of the questions before it in the chain (`q_heads / 8`), and a gpu param to
+    one of its GPU keys (`g: h200`). Every other param
     of the follow-up is carried over from those questions. `ask` is what the
     interviewer says, rendered with the follow-up's values: "Now the cache is FP8.
     How much does that request hold now?"
@@ -398,7 +399,8 @@ class Chain:
 
     __pydantic_config__ = _CONFIG
 
-    # params of this template fixed when it opens the chain (values it can draw)
+    # params of this template fixed when it opens the chain (values it can draw; a gpu
+    # param by one of its GPU keys)
     start: Annotated[
         dict[
             Annotated[str, Field(pattern=NAME_PATTERN)],

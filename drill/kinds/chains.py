@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drill.bank.misconceptions import load_misconception_catalogue
-from drill.bank.schema import FollowUp, NumericQuestion
+from drill.bank.schema import FollowUp, GpuParam, NumericQuestion
 from drill.errors import BankError, ExprError
 from drill.kinds.instance import DrawSources, Instance, InstanceError, MisconceptionValue
 from drill.kinds.numeric_draw import (
@@ -90,13 +90,51 @@ def param_keys(question: NumericQuestion, name: str) -> list[str]:
     return [name, *(f"{name}_{f}" for f in param_fields(question.params[name]))]
 
 
+def gpu_choice_problem(param: Any, value: Any) -> str | None:
+    """Why `value` cannot fix a gpu param in a chain (it must be one of the param's GPU
+    keys, "h100"), or None."""
+    if isinstance(value, str) and value in param.gpu:
+        return None
+    return f"{value!r} is not one of its GPUs ({', '.join(param.gpu)})"
+
+
+def _gpu_name(key: str) -> str:
+    from drill.serving.gpus import gpu_named
+
+    return gpu_named(key).name
+
+
+def fixed_values(question: NumericQuestion, values: Mapping[str, Value]) -> dict[str, Value]:
+    """The values a chain fixes with `values` (param -> value, a gpu param's value the
+    GPU's name): each value itself, and for a gpu param its figures too (g_memory, ...)."""
+    from drill.kinds.numeric_draw import gpu_values
+    from drill.serving.gpus import GPU_SPECS
+
+    fixed: dict[str, Value] = {}
+    for name, value in values.items():
+        if isinstance(question.params.get(name), GpuParam):
+            spec = next(spec for spec in GPU_SPECS if spec.name == value)
+            fixed.update(gpu_values(name, spec))
+        else:
+            fixed[name] = value
+    return fixed
+
+
 def _start_values(opener: NumericQuestion) -> dict[str, Value]:
-    start = dict(opener.chain.start) if opener.chain else {}
-    for name in start:
+    """The params the chain's `start` fixes (a gpu param by its GPU's name)."""
+    start: dict[str, Value] = {}
+    for name, value in (opener.chain.start if opener.chain else {}).items():
         param = opener.params.get(name)
-        if param is None or record_param_kind(param):
+        where = ("chain", "start", name)
+        if isinstance(param, GpuParam):
+            problem = gpu_choice_problem(param, value)
+            if problem:
+                raise InstanceError(opener.id, where, problem)
+            value = _gpu_name(str(value))
+        elif param is None or record_param_kind(param):
             what = record_param_kind(param) or "not a param of this template"
-            raise InstanceError(opener.id, ("chain", "start", name), f"'{name}' is {what}")
+            raise InstanceError(opener.id, where, f"'{name}' is {what}")
+        start[name] = value
     return start
 
 
@@ -107,6 +145,12 @@ def _changed_values(
     for name, value in follow_up.change.items():
         where = follow_up_field(index, "change", name)
         param = question.params.get(name)
+        if isinstance(param, GpuParam):
+            problem = gpu_choice_problem(param, value)
+            if problem:
+                raise InstanceError(opener.id, where, problem)
+            changed[name] = _gpu_name(str(value))
+            continue
         if param is None or record_param_kind(param):
             what = record_param_kind(param) or "not a param"
             raise InstanceError(opener.id, where, f"'{name}' is {what} of {question.id}")
@@ -145,13 +189,16 @@ def draw_chain_numbers(
 ) -> list[ChainDraw]:
     """The numbers of the opener and each follow-up (see the module docstring)."""
     start = _start_values(opener)
-    first = draw_numeric(opener, seed, presets, fixed=start)
+    first = draw_numeric(opener, seed, presets, fixed=fixed_values(opener, start))
     draws = [ChainDraw(opener, first, dict(start), {})]
     known: dict[str, Value] = dict(first.values)
     for index, follow_up in enumerate(opener.chain.follow_ups if opener.chain else ()):
         question = follow_up_question(opener, index, lookup)
         changed = _changed_values(opener, index, follow_up, question, known)
-        fixed = {**_carried(opener, index, question, known, changed), **changed}
+        fixed = {
+            **_carried(opener, index, question, known, changed),
+            **fixed_values(question, changed),
+        }
         try:
             draw = draw_numeric(question, seed, presets, fixed=fixed)
         except InstanceError as exc:

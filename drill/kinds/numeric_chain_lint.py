@@ -1,9 +1,9 @@
 """The bank checks of a numeric template's follow-up chain (drill.kinds.chains).
 
-Statically: every `start` value is a param of the opener and one it can draw; every
-follow-up's question exists and is a numeric template; `change` sets params of that
-question (not preset ones), each a number or an expression over the values of the
-questions before it; the follow-up shares the problem (at least one param carried
+Statically: every `start` value is a param of the opener and one it can draw (a gpu
+param one of its GPU keys); every follow-up's question exists and is a numeric template;
+`change` sets params of that question (not preset ones), each a number or an expression
+over the values of the questions before it, or a gpu param one of its GPU keys; the follow-up shares the problem (at least one param carried
 over) and every param it does not change is carried over from the questions before
 it; its `ask` names only the follow-up's values.
 
@@ -21,9 +21,15 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from drill.bank.schema import ChoiceParam, NumericQuestion, RangeParam
+from drill.bank.schema import ChoiceParam, GpuParam, NumericQuestion, RangeParam
 from drill.errors import BankError, ExprError
-from drill.kinds.chains import draw_chain_numbers, follow_up_field, follow_up_question, param_keys
+from drill.kinds.chains import (
+    draw_chain_numbers,
+    follow_up_field,
+    follow_up_question,
+    gpu_choice_problem,
+    param_keys,
+)
 from drill.kinds.instance import InstanceError, dotted
 from drill.kinds.numeric_draw import NumericDraw, compiled, range_values, text_values
 from drill.kinds.numeric_slips import same
@@ -98,6 +104,11 @@ def _check_start(question: NumericQuestion, report: LintReport) -> bool:
         field = ("chain", "start", name)
         if param is None:
             report.add(field, f"'{name}' is not a param of this template")
+        elif isinstance(param, GpuParam):
+            problem = gpu_choice_problem(param, value)
+            if problem is None:
+                continue
+            report.add(field, problem)
         elif record_param_kind(param):
             what = record_param_kind(param)
             report.add(field, f"'{name}' is {what}; start fixes only numbers and text")
@@ -121,7 +132,12 @@ def _check_follow_up(
     for name, value in follow_up.change.items():
         field = follow_up_field(index, "change", name)
         param = follow.params.get(name)
-        if param is None or record_param_kind(param):
+        if isinstance(param, GpuParam):
+            problem = gpu_choice_problem(param, value)
+            if problem:
+                report.add(field, problem)
+                ok = False
+        elif param is None or record_param_kind(param):
             what = record_param_kind(param) or "not a param"
             report.add(field, f"'{name}' is {what} of {follow.id}")
             ok = False
@@ -156,7 +172,9 @@ def _check_follow_up(
     except BankError as exc:
         report.add(follow_up_field(index, "ask"), str(exc))
         return False
-    own = _names(follow) | {"answer"}
+    from drill.kinds.numeric_lint import figure_names
+
+    own = _names(follow) | figure_names(follow) | {"answer"}
     for placeholder in found:
         if placeholder.name not in own:
             report.add(

@@ -105,7 +105,7 @@ def lint_numeric(question: NumericQuestion, report: LintReport, context: LintCon
             report.add(("misconceptions", i, "id"), f"'{item.id}' is not in the catalogue")
 
     before = len(report.problems)
-    shown = _check_placeholders(question, report, known | set(defined) | _figure_names(question))
+    shown = _check_placeholders(question, report, known | set(defined) | figure_names(question))
     texts_ok = len(report.problems) == before
     _check_params_used(question, report, defined, used, shown, derived_uses)
     if drawable:
@@ -141,7 +141,7 @@ def _check_show_as(question: NumericQuestion, report: LintReport) -> None:
         )
 
 
-def _figure_names(question: NumericQuestion) -> set[str]:
+def figure_names(question: NumericQuestion) -> set[str]:
     """The GPU figures a text may show: every GPU's (`gpu.h100.bandwidth`), and each gpu
     param's (`g.bandwidth`)."""
     from drill.serving.gpus import FIGURE_UNITS, figure_texts
