@@ -18,7 +18,8 @@ from collections.abc import Sequence
 
 from drill.exports import ExportItem, display_unit, margin, plain_number
 from drill.kinds.numeric import expected_value
-from drill.reports.sheet import html_block, html_text, key_blocks
+from drill.reports.html_text import html_text
+from drill.reports.sheet import html_block, key_blocks
 
 SUFFIX = ".gift"
 CANNOT_CARRY = (

@@ -40,7 +40,8 @@ from drill.kinds import kind_of
 from drill.kinds.instance import Instance
 from drill.kinds.numeric import expected_value
 from drill.quantities.dimensions import NAMES as DIMENSION_NAMES
-from drill.reports.sheet import html_block, html_text, key_blocks
+from drill.reports.html_text import html_text
+from drill.reports.sheet import html_block, key_blocks
 
 SUFFIX = ".xml"
 CANNOT_CARRY = (

@@ -35,7 +35,7 @@ import re
 from drill.text import printable
 
 # a code span: a whole run of backticks, text holding no blank line, a run of as many
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)((?:(?!\n[ \t]*\n).)+?)(?<!`)\1(?!`)", re.S)
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)((?:(?!\n[ \t]*\n).)+?)(?<!`)\1(?!`)", re.S)
 _BACKTICKS = re.compile("`+")
 _INLINE = re.compile(r"[\\`*\[\]#|~&<>]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
@@ -77,7 +77,7 @@ def md_escape(text: str, *, code_spans: bool = True) -> str:
     """Plain text as Markdown that shows it as written (see the module's docstring)."""
     text = printable(text).replace("\u2028", "\n").replace("\u2029", "\n")
     out, last = [], 0
-    for span in _CODE_SPAN.finditer(text) if code_spans else ():
+    for span in CODE_SPAN.finditer(text) if code_spans else ():
         out += [_inline(text[last : span.start()]), md_code(span[2])]
         last = span.end()
     out.append(_inline(text[last:]))

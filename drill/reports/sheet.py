@@ -12,7 +12,8 @@ caller weights weak questions up.
 
 A sheet and its key are lists of sections of items; each item is a list of blocks
 (`Block`), which the Markdown and HTML renderers turn into text. Bank text is escaped
-with `html.escape` in HTML, and by `drill.reports.markdown_text` in Markdown (every character
+by `drill.reports.html_text` in HTML (escaped first; then its code spans shown as code and
+its powers, `10^9`, raised) and by `drill.reports.markdown_text` in Markdown (every character
 that could make markup escaped, code spans fenced anew), so markup in a bank
 (`<script>`, `<img onerror=...>`, a link) is shown as text by either.
 """
@@ -29,6 +30,7 @@ from typing import Any
 from drill.kinds import KINDS, kind_of
 from drill.reports.document import Block, Document, Item, Section, letter
 from drill.reports.html_page import page_head
+from drill.reports.html_text import html_inline, html_text
 from drill.reports.markdown_text import md_code, md_escape
 from drill.text import printable
 
@@ -270,20 +272,8 @@ def html_escape(text: str) -> str:
     return html.escape(printable(text))
 
 
-def html_text(text: str) -> str:
-    """Escaped bank text: blank lines part paragraphs, single newlines break lines."""
-    paragraphs = [p.strip() for p in text.strip().split("\n\n") if p.strip()]
-    return "".join(
-        "<p>" + "<br>".join(html_escape(line) for line in p.splitlines()) + "</p>"
-        for p in paragraphs
-    )
-
-
 def _html_items(items: Sequence[str]) -> str:
-    return "".join(
-        "<li>" + "<br>".join(html_escape(line) for line in item.strip().splitlines()) + "</li>"
-        for item in items
-    )
+    return "".join(f"<li>{html_inline(item.strip())}</li>" for item in items)
 
 
 def html_block(block: Block) -> str:
@@ -292,10 +282,9 @@ def html_block(block: Block) -> str:
     if block.kind == "label":
         return f'<p class="label">{html_escape(block.text)}</p>'
     if block.kind == "note":
-        return f'<p class="note">{html_escape(block.text)}</p>'
+        return f'<p class="note">{html_inline(block.text)}</p>'
     if block.kind == "answer":
-        body = "<br>".join(html_escape(line) for line in block.text.strip().splitlines())
-        return f'<p class="answer">{body}</p>'
+        return f'<p class="answer">{html_inline(block.text.strip())}</p>'
     if block.kind == "steps":
         return f"<ol>{_html_items(block.items)}</ol>"
     if block.kind == "bullets":
