@@ -1,0 +1,115 @@
+"""The attention-kernel, CUDA-graph and sampling decks (question_bank/attention_kernels.yaml,
+cuda_graphs.yaml, sampling.yaml): every numeric template draws, for two seeds, the answer
+worked out by hand from its params.
+
+Each expected value is a literal, written from the params of the draw with the arithmetic
+shown beside it, done by hand and not by the template's expression. The mistakes rows type
+a wrong answer a person would give on one of those draws and name the mistake the grader
+must report.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pytest
+
+from drill.bank.loader import builtin_bank_files, read_bank
+from drill.bank.schema import NumericQuestion
+from drill.kinds import make_instance
+from drill.kinds.grade import grade
+
+DECK_FILES = ("attention_kernels.yaml", "cuda_graphs.yaml", "sampling.yaml")
+
+
+class Pinned(NamedTuple):
+    params: dict  # the draw's params (not its derived values)
+    expected: float  # in the base unit of `unit`
+    unit: str
+
+
+@pytest.fixture(scope="module")
+def deck():
+    bank, problems = read_bank(builtin_bank_files())
+    assert [str(p) for p in problems] == []
+    return bank
+
+
+def deck_templates(deck) -> list[str]:
+    return [
+        q.id
+        for q in deck
+        if isinstance(q, NumericQuestion) and deck.source(q.id).path.name in DECK_FILES
+    ]
+
+
+# fmt: off
+PINNED = {
+    # ------------------------------------------------------------------ attention kernels
+    # 16,384² × 64 heads × 2 B = 34,359,738,368 B a matrix; 4 passes = 128 GiB
+    ("naive-attention-score-traffic", 1): Pinned({"seq": 16384, "heads": 64}, 137_438_953_472, "bytes"),
+    # 4,096² × 32 × 2 B = 1 GiB; 4 passes
+    ("naive-attention-score-traffic", 2): Pinned({"seq": 4096, "heads": 32}, 4_294_967_296, "bytes"),
+    # 4 × 4,096² × 64 × 2 B = 8,589,934,592 B a layer; × 80 = 687,194,767,360 B / 3.35e12 B/s
+    ("flash-attention-hbm-time-saved", 1): Pinned(
+        {"g": "H100 SXM", "layers": 80, "heads": 64, "seq": 4096}, 0.20513276637611940, "seconds"),
+    # 4 × 2,048² × 64 × 2 B = 2,147,483,648 B; × 24 = 51,539,607,552 B / 3.35e12 B/s
+    ("flash-attention-hbm-time-saved", 2): Pinned(
+        {"g": "H100 SXM", "layers": 24, "heads": 64, "seq": 2048}, 0.015384957478208955, "seconds"),
+    # max 7 -> 9: 6 × 2^-2 + 2.25 = 1.5 + 2.25
+    ("online-softmax-rescale", 1): Pinned({"m_old": 7, "gap": 2, "l_old": 6, "tile_sum": 2.25}, 3.75, "count"),
+    # 3.5 × 2^-2 + 3 = 0.875 + 3
+    ("online-softmax-rescale", 2): Pinned({"m_old": 7, "gap": 2, "l_old": 3.5, "tile_sum": 3}, 3.875, "count"),
+    # 2 sequences × 8 KV heads = 16 blocks; 108 / 16 = 6.75 -> 7
+    ("flash-decoding-splits", 1): Pinned({"sms": 108, "batch": 2, "group": 8}, 7, "count"),
+    # 1 × 8 = 8 blocks; 132 / 8 = 16.5 -> 17
+    ("flash-decoding-splits", 2): Pinned({"sms": 132, "batch": 1, "group": 4}, 17, "count"),
+}
+
+# (question, seed, answer as typed, the mistake the grader names)
+MISTAKES = [
+    ("naive-attention-score-traffic", 2, "4 GiB", None),
+    ("naive-attention-score-traffic", 2, "1 GiB", "naive-attn-one-pass"),
+    ("naive-attention-score-traffic", 2, "2 GiB", "naive-attn-half-traffic"),
+    ("naive-attention-score-traffic", 2, "128 MiB", "attn-forgot-heads"),  # 4 × 4,096² × 2 B
+    ("naive-attention-score-traffic", 2, "1 MiB", "attn-linear-in-seq"),  # 4 × 4,096 × 32 × 2 B
+    ("flash-attention-hbm-time-saved", 1, "205 ms", None),
+    ("flash-attention-hbm-time-saved", 1, "2.564 ms", "forgot-layers"),  # one layer
+    ("flash-attention-hbm-time-saved", 1, "51.28 ms", "naive-attn-one-pass"),
+    ("flash-attention-hbm-time-saved", 1, "102.6 ms", "naive-attn-half-traffic"),
+    ("flash-attention-hbm-time-saved", 1, "3.205 ms", "attn-forgot-heads"),  # 205.13 / 64
+    ("online-softmax-rescale", 1, "3.75", None),
+    ("online-softmax-rescale", 1, "8.25", "online-softmax-no-rescale"),  # 6 + 2.25
+    ("online-softmax-rescale", 1, "26.25", "online-softmax-rescale-inverted"),  # 6 × 4 + 2.25
+    ("online-softmax-rescale", 1, "15", "online-softmax-old-reference"),  # 6 + 2.25 × 4
+    ("flash-decoding-splits", 1, "7", None),
+    ("flash-decoding-splits", 1, "6", "rounded-down-count"),
+    ("flash-decoding-splits", 1, "1", "query-heads"),  # 108 / (2 × 64) = 0.84 -> 1
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("question_id", "seed"), list(PINNED))
+def test_a_template_draws_the_answer_worked_out_by_hand(deck, question_id, seed):
+    want = PINNED[question_id, seed]
+    instance = make_instance(deck.get(question_id), seed)
+    drawn = {name: instance.params[name] for name in deck.get(question_id).params}
+    assert drawn == want.params
+    assert instance.unit == want.unit
+    assert instance.expected == pytest.approx(want.expected, rel=1e-12)
+    assert grade(instance, repr(want.expected)).correct is True
+
+
+def test_every_template_of_these_decks_is_pinned_for_two_seeds(deck):
+    templates = deck_templates(deck)
+    assert "flash-decoding-splits" in templates
+    missing = [qid for qid in templates if sum(q == qid for q, _ in PINNED) < 2]
+    assert missing == []
+    assert {qid for qid, _ in PINNED} <= set(templates)
+
+
+@pytest.mark.parametrize(("question_id", "seed", "answer", "mistake"), MISTAKES)
+def test_an_answer_as_typed_is_graded_and_its_mistake_named(deck, question_id, seed, answer, mistake):
+    verdict = grade(make_instance(deck.get(question_id), seed), answer)
+    assert verdict.correct is (mistake is None)
+    assert verdict.misconception == mistake
