@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from drill.bank.loader import builtin_bank_files, read_bank
-from drill.bank.schema import GpuParam, NumericQuestion
+from drill.bank.schema import GpuParam, NumericQuestion, PresetParam
 from drill.serving.estimates import (
     DEFAULT_MBU,
     DEFAULT_MFU,
@@ -35,6 +35,7 @@ CHECKED = (
     "tp-sequences-per-gpu-preset",
     "decode-tpot-tp-preset",
     "prefill-ttft-tp-preset",
+    "preset-decode-floor",
 )
 
 
@@ -63,15 +64,27 @@ def model_and_gpu(values, model="m", gpu="g"):
     return shape, spec
 
 
-def test_every_template_with_a_gpu_param_is_checked_here(deck):
-    with_gpu = {
+def test_every_template_of_a_real_model_on_a_real_gpu_is_checked_here(deck):
+    # a gpu param without a model preset (the roofline questions) gives only the GPU's
+    # figures, which tests/test_gpu_figures.py checks
+    on_a_gpu = {
         q.id
         for q in deck
         if isinstance(q, NumericQuestion)
         and any(isinstance(p, GpuParam) for p in q.params.values())
+        and any(isinstance(p, PresetParam) for p in q.params.values())
     }
-    assert with_gpu <= set(CHECKED)
+    assert on_a_gpu <= set(CHECKED)
     assert all(qid in deck for qid in CHECKED)
+
+
+def test_batch1_decode_floor_is_the_calculators_weights_over_bandwidth(deck):
+    for seed, values, expected in draws(deck, "preset-decode-floor"):
+        shape, gpu = model_and_gpu(values, model="model")
+        memory = memory_per_gpu(shape, gpu, 1, 1)
+        assert memory.kv_budget_bytes > 0, seed  # the weights fit on one GPU
+        assert values["weights"] == memory.weight_bytes, seed
+        assert expected == pytest.approx(memory.weight_bytes / gpu.bytes_per_s, rel=1e-9), seed
 
 
 def test_kv_per_gpu_is_the_calculators(deck):
@@ -118,7 +131,10 @@ def test_prefill_ttft_is_the_calculators(deck):
 def test_the_drawn_models_and_gpus_vary(deck):
     # the checks above hold for every model and GPU a template lists, not just one
     seen = {
-        qid: {(values["m"], values.get("g")) for _, values, _ in draws(deck, qid)}
+        qid: {
+            (values.get("m", values.get("model")), values.get("g"))
+            for _, values, _ in draws(deck, qid)
+        }
         for qid in CHECKED
     }
     assert min(len(pairs) for pairs in seen.values()) >= 3

@@ -283,30 +283,32 @@ NUMERIC_DRAWS = {
     ),
     ("decode-step-floor-with-kv", 1): Draw(
         params={
-            "params_b": 7, "batch": 8, "ctx": 8192, "bw_tbs": 4.8, "weights": 14_000_000_000,
-            "kv_each": 1_073_741_824, "kv_all": 8_589_934_592, "bw": 4800000000000.0,
+            "params_b": 7, "batch": 8, "ctx": 8192, "g": "H200", "g_memory": 151_397_597_184,
+            "g_bandwidth": 4_800_000_000_000, "g_flops": 989_000_000_000_000,
+            "weights": 14_000_000_000, "kv_each": 1_073_741_824, "kv_all": 8_589_934_592,
             "step": 0.004706236373333333,
         },
         expected=0.004706236373333333, unit="seconds", show_as="ms",
         text=(
             "A dense model with 7B parameters in BF16 has 32 layers, 8 KV heads and head "
             "dimension 128, with an FP16 cache. It decodes a batch of 8 sequences, each with "
-            "8,192 tokens of context, on a GPU with 4.8 TB/s of HBM bandwidth. Each step reads "
+            "8,192 tokens of context, on an H200 with 4.8 TB/s of HBM bandwidth. Each step reads "
             "all the weights once plus the whole cache of every sequence. What is the bandwidth "
             "floor on one step's time?"
         ),
     ),
     ("decode-step-floor-with-kv", 2230): Draw(
         params={
-            "params_b": 8, "batch": 24, "ctx": 4096, "bw_tbs": 4.8, "weights": 16_000_000_000,
-            "kv_each": 536_870_912, "kv_all": 12_884_901_888, "bw": 4800000000000.0,
+            "params_b": 8, "batch": 24, "ctx": 4096, "g": "H200", "g_memory": 151_397_597_184,
+            "g_bandwidth": 4_800_000_000_000, "g_flops": 989_000_000_000_000,
+            "weights": 16_000_000_000, "kv_each": 536_870_912, "kv_all": 12_884_901_888,
             "step": 0.006017687893333333,
         },
         expected=0.006017687893333333, unit="seconds", show_as="ms",
         text=(
             "A dense model with 8B parameters in BF16 has 32 layers, 8 KV heads and head "
             "dimension 128, with an FP16 cache. It decodes a batch of 24 sequences, each with "
-            "4,096 tokens of context, on a GPU with 4.8 TB/s of HBM bandwidth. Each step reads "
+            "4,096 tokens of context, on an H200 with 4.8 TB/s of HBM bandwidth. Each step reads "
             "all the weights once plus the whole cache of every sequence. What is the bandwidth "
             "floor on one step's time?"
         ),
@@ -434,28 +436,31 @@ NUMERIC_DRAWS = {
         params={
             "model": "Phi-3 mini 4k", "model_layers": 32, "model_kv_heads": 32, "model_q_heads": 32,
             "model_head_dim": 96, "model_hidden": 3072, "model_dtype_bytes": 2,
-            "model_params": 3_820_000_000, "model_active": 3_820_000_000, "bw_tbs": 3.35,
-            "peak_tflops": 989, "weights": 7_640_000_000, "step": 0.002280597014925373,
+            "model_params": 3_820_000_000, "model_active": 3_820_000_000, "g": "H100 SXM",
+            "g_memory": 85_899_345_920, "g_bandwidth": 3_350_000_000_000,
+            "g_flops": 989_000_000_000_000, "weights": 7_640_000_000, "step": 0.002280597014925373,
         },
         expected=0.002280597014925373, unit="seconds", show_as="ms",
         text=(
-            "Phi-3 mini 4k (3,820,000,000 parameters, 2-byte weights) decodes at batch 1 on a GPU "
-            "with 3.35 TB/s of HBM bandwidth and 989 TFLOP/s of dense BF16. Ignoring the KV cache "
-            "and overheads, what is the minimum time per decode step?"
+            "Phi-3 mini 4k (3,820,000,000 parameters, 2-byte weights) decodes at batch 1 on an "
+            "H100 SXM, with 3.35 TB/s of HBM bandwidth and 989 TFLOP/s of dense BF16. Ignoring the "
+            "KV cache and overheads, what is the minimum time per decode step?"
         ),
     ),
     ("preset-decode-floor", 2230): Draw(
         params={
             "model": "OPT-13B", "model_layers": 40, "model_kv_heads": 40, "model_q_heads": 40,
             "model_head_dim": 128, "model_hidden": 5120, "model_dtype_bytes": 2,
-            "model_params": 12_850_000_000, "model_active": 12_850_000_000, "bw_tbs": 3.35,
-            "peak_tflops": 989, "weights": 25_700_000_000, "step": 0.0076716417910447764,
+            "model_params": 12_850_000_000, "model_active": 12_850_000_000, "g": "H100 SXM",
+            "g_memory": 85_899_345_920, "g_bandwidth": 3_350_000_000_000,
+            "g_flops": 989_000_000_000_000, "weights": 25_700_000_000,
+            "step": 0.0076716417910447764,
         },
         expected=0.0076716417910447764, unit="seconds", show_as="ms",
         text=(
-            "OPT-13B (12,850,000,000 parameters, 2-byte weights) decodes at batch 1 on a GPU with "
-            "3.35 TB/s of HBM bandwidth and 989 TFLOP/s of dense BF16. Ignoring the KV cache and "
-            "overheads, what is the minimum time per decode step?"
+            "OPT-13B (12,850,000,000 parameters, 2-byte weights) decodes at batch 1 on an H100 "
+            "SXM, with 3.35 TB/s of HBM bandwidth and 989 TFLOP/s of dense BF16. Ignoring the KV "
+            "cache and overheads, what is the minimum time per decode step?"
         ),
     ),
 }
