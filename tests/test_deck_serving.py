@@ -148,9 +148,9 @@ PINNED = {
     # (1 + 0.7 + 0.49 + 0.343) / (3 × 0.05 + 1) = 2.533 / 1.15
     ("spec-speedup", 2): Pinned({"alpha": 0.7, "k": 3, "draft_pct": 5}, 2.202608695652174, "count"),
     # H100 SXM: 989 / 3.35 = 295.2239 FLOP/B; / (6 + 1)
-    ("spec-verify-compute-bound-batch", 1): Pinned({"bw_tbs": 3.35, "k": 6}, 42.17484008528785, "count"),
+    ("spec-verify-compute-bound-batch", 1): Pinned({"g": "H100 SXM", "k": 6}, 42.17484008528785, "count"),
     # 295.2239 / (5 + 1)
-    ("spec-verify-compute-bound-batch", 2): Pinned({"bw_tbs": 3.35, "k": 5}, 49.20398009950249, "count"),
+    ("spec-verify-compute-bound-batch", 2): Pinned({"g": "H100 SXM", "k": 5}, 49.20398009950249, "count"),
     # ------------------------------------------------------------------ architectures
     # 61 × (512 + 64) × 2 B = 70,272 B a token; × 8,192
     ("mla-latent-per-request", 1): Pinned({"dtype_bytes": 2, "seq": 8192}, 575_668_224, "bytes"),
@@ -164,13 +164,13 @@ PINNED = {
     ("mla-tp-per-gpu", 1): Pinned({"tp": 8, "dtype_bytes": 1, "seq": 4096}, 143_917_056, "bytes"),
     # 61 × 576 × 1 × 8,192
     ("mla-tp-per-gpu", 2): Pinned({"tp": 8, "dtype_bytes": 1, "seq": 8192}, 287_834_112, "bytes"),
-    # (4 + 2 × 5) = 14e9 B at 1 byte / 3.35e12 B/s = 4.1791 ms
+    # (4 + 2 × 5) = 14e9 B at 1 byte / 3.35e12 B/s (H100 SXM) = 4.1791 ms
     ("moe-batch1-step-floor", 1): Pinned(
-        {"shared_b": 4, "experts": 16, "expert_b": 5, "topk": 2, "dtype_bytes": 1, "bw_tbs": 3.35},
+        {"shared_b": 4, "experts": 16, "expert_b": 5, "topk": 2, "dtype_bytes": 1, "g": "H100 SXM"},
         0.004179104477611940, "seconds"),
-    # (1.5 + 4 × 5) = 21.5e9 B / 3.35e12 B/s = 6.4179 ms
+    # (1.5 + 4 × 5) = 21.5e9 B / 3.35e12 B/s (H100 SXM) = 6.4179 ms
     ("moe-batch1-step-floor", 2): Pinned(
-        {"shared_b": 1.5, "experts": 64, "expert_b": 5, "topk": 4, "dtype_bytes": 1, "bw_tbs": 3.35},
+        {"shared_b": 1.5, "experts": 64, "expert_b": 5, "topk": 4, "dtype_bytes": 1, "g": "H100 SXM"},
         0.006417910447761194, "seconds"),
     # 64 × (1 − (58/64)^2) = (4,096 − 3,364) / 64
     ("moe-experts-touched", 1): Pinned({"experts": 64, "topk": 6, "batch": 2}, 11.4375, "count"),
@@ -302,6 +302,33 @@ PINNED = {
     ("bug-tp-pool-once-fix", 1): Pinned({"params_b": 13, "tp": 4, "cap_gb": 141, "kv_gb": 1.5}, 358, "requests"),
     # (4 × 80 − 26) / 2.5 = 117.6
     ("bug-tp-pool-once-fix", 2): Pinned({"params_b": 13, "tp": 4, "cap_gb": 80, "kv_gb": 2.5}, 117, "requests"),
+    # ------------------------------------------------------------------ cost per token
+    # 128 × 40 = 5,120 tokens/s × 3,600 = 18,432,000 an hour; $2 / that × 10^6
+    ("cost-per-million-output", 1): Pinned(
+        {"price": 2, "batch": 128, "per_req": 40}, 0.10850694444444445, "count"),
+    # 128 × 30 = 3,840 × 3,600 = 13,824,000; $4 / that × 10^6
+    ("cost-per-million-output", 2): Pinned(
+        {"price": 4, "batch": 128, "per_req": 30}, 0.28935185185185186, "count"),
+    # 128 sequences every 25 × 3 = 75 ms: 1,706.67 tokens/s × 3,600 = 6,144,000; $2 / that
+    ("cost-batch-tradeoff", 1): Pinned(
+        {"price": 2, "b1": 16, "mult": 8, "t1_ms": 25, "growth": 3}, 0.3255208333333333, "count"),
+    # 128 every 60 ms: 2,133.33 × 3,600 = 7,680,000; $3 / that
+    ("cost-batch-tradeoff", 2): Pinned(
+        {"price": 3, "b1": 16, "mult": 8, "t1_ms": 20, "growth": 3}, 0.390625, "count"),
+    # 8 × $2.50 = $20 an hour; 5,000 × 3,600 = 18,000,000 tokens; 20 / 18
+    ("cost-tp8-node", 1): Pinned({"price": 2.5, "tps": 5000}, 1.111111111111111, "count"),
+    # 8 × $2 = $16; 8,000 × 3,600 = 28,800,000; 16 / 28.8
+    ("cost-tp8-node", 2): Pinned({"price": 2, "tps": 8000}, 0.5555555555555556, "count"),
+    # 40 % of 2,000 = 800 tokens/s × 3,600 = 2,880,000; $4 / that
+    ("cost-idle-capacity", 1): Pinned({"price": 4, "tps": 2000, "load_pct": 40}, 1.388888888888889, "count"),
+    # 60 % of 5,000 = 3,000 × 3,600 = 10,800,000; $3 / that
+    ("cost-idle-capacity", 2): Pinned({"price": 3, "tps": 5000, "load_pct": 60}, 0.2777777777777778, "count"),
+    # 0.4 × 312e12 = 124.8e12 FLOP/s / (2 × 14e9) = 4,457.14 tokens/s × 3,600; $4 / that
+    ("cost-input-tokens", 1): Pinned(
+        {"params_b": 14, "price": 4, "peak_tflops": 312, "mfu_pct": 40}, 0.2492877492877493, "count"),
+    # 0.4 × 989e12 = 395.6e12 / 16e9 = 24,725 tokens/s × 3,600 = 89,010,000; $3 / that
+    ("cost-input-tokens", 2): Pinned(
+        {"params_b": 8, "price": 3, "peak_tflops": 989, "mfu_pct": 40}, 0.033704078193461405, "count"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -384,6 +411,18 @@ MISTAKES = [
     ("bug-gib-printed-as-gb-fix", 1, "1.074 GiB", "gb-vs-gib"),
     ("bug-tp-pool-once-fix", 1, "76", "kv-pool-sized-once"),  # (141 − 26) / 1.5
     ("bug-tp-pool-once-fix", 1, "89", "forgot-tp-split"),  # (141 − 6.5) / 1.5
+    ("cost-per-million-output", 1, "13.9", "cost-one-stream-rate"),  # $2 / (40 × 3,600) × 10^6
+    ("cost-per-million-output", 1, "390.6", "cost-price-per-second"),  # $2 / 5,120 × 10^6
+    ("cost-per-million-output", 1, "1.085e-7", "cost-per-token-not-million"),
+    ("cost-batch-tradeoff", 1, "0.1085", "cost-ignored-step-growth"),  # 128 every 25 ms
+    ("cost-batch-tradeoff", 1, "0.868", "cost-used-other-batch"),  # 16 every 25 ms
+    ("cost-tp8-node", 1, "0.139", "cost-one-gpu-price"),  # $2.50 / 18,000,000 × 10^6
+    ("cost-tp8-node", 1, "8.89", "cost-tokens-per-gpu"),  # $20 / (625 × 3,600) × 10^6
+    ("cost-idle-capacity", 1, "0.556", "cost-ignored-idle"),  # $4 / (2,000 × 3,600) × 10^6
+    ("cost-idle-capacity", 1, "0.222", "cost-load-wrong-way"),  # 0.556 × 0.4
+    ("cost-input-tokens", 1, "0.0997", "ignored-utilization"),  # at the full 312 TFLOP/s
+    ("cost-input-tokens", 1, "0.1246", "flops-2x"),  # one FLOP per parameter
+    ("cost-input-tokens", 1, "897.4", "cost-price-per-second"),  # $4 / 4,457.14 × 10^6
 ]
 # fmt: on
 
