@@ -65,6 +65,20 @@ def test_a_concept_answer_and_a_numeric_explanation_show_the_tables_figures():
     )
 
 
+def test_the_ridge_point_of_an_a100_is_worked_from_the_tables_figures():
+    # seed 1 draws the A100 80GB SXM: 312e12 / 2.039e12 = 153.016 FLOP/B (not 312 / 2.0 = 156)
+    bank, _ = read_bank(builtin_bank_files())
+    numeric = make_instance(bank.get("ridge-point-flop-per-byte"), 1)
+    assert numeric.params["g"] == "A100 80GB SXM"
+    assert numeric.expected == pytest.approx(153.01618440411966, rel=1e-12)
+    assert numeric.solution == (
+        "Ridge point = peak FLOP/s ÷ bandwidth = 312 TFLOP/s / 2.039 TB/s = 153 FLOP/B.",
+    )
+    assert numeric.text.startswith(
+        "An A100 80GB SXM peaks at 312 TFLOP/s of dense BF16 and 2.039 TB/s"
+    )
+
+
 def test_a_gpu_param_shows_its_figures_as_the_table_writes_them():
     bank, _ = read_bank(builtin_bank_files())
     question = bank.get("decode-tpot-tp-preset")
