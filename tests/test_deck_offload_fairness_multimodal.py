@@ -78,6 +78,47 @@ PINNED = {
     # 60,000 / (8 + 1)
     ("consistent-hash-prefixes-moved", 2): Pinned(
         {"prefixes": 60000, "replicas": 8}, 6666.666666666667, "count"),
+    # ------------------------------------------------------------------ admission and fairness
+    # free 24,000 − 7,200 − 800 = 16,000; ceil(7,000 / 16) = 438 blocks each; 36.5
+    ("admission-kv-budget", 1): Pinned(
+        {"total": 24000, "used_pct": 30, "reserve": 800, "prompt": 1000, "max_new": 6000}, 36, "requests"),
+    # free 32,000 − 9,600 − 600 = 21,800; ceil(5,000 / 16) = 313 blocks each; 69.6
+    ("admission-kv-budget", 2): Pinned(
+        {"total": 32000, "used_pct": 30, "reserve": 600, "prompt": 1000, "max_new": 4000}, 69, "requests"),
+    # ceil(6,000 / 16) = 375 blocks; 375 − 240 = 135 missing; 135 / 70 = 1.9 -> 2
+    ("preempt-for-priority", 1): Pinned({"prompt": 6000, "free": 240, "held": 70}, 2, "requests"),
+    # 375 − 200 = 175 missing; 175 / 70 = 2.5 -> 3
+    ("preempt-for-priority", 2): Pinned({"prompt": 6000, "free": 200, "held": 70}, 3, "requests"),
+    # (32,000 + 1,000 × 9 / 2) / 10,000 = 36,500 / 10,000
+    ("hol-fcfs-mean-ttft", 1): Pinned(
+        {"long": 32000, "n": 8, "short": 1000, "rate": 10000}, 3.65, "seconds"),
+    # (32,000 + 1,000 × 7 / 2) / 10,000
+    ("hol-fcfs-mean-ttft", 2): Pinned(
+        {"long": 32000, "n": 6, "short": 1000, "rate": 10000}, 3.55, "seconds"),
+    # λ = 60; room (4 − 0.2) × 40 = 152; queued floor(30.4) = 30; (152 − 30) / 20
+    ("shed-time-to-threshold", 1): Pinned(
+        {"mu": 40, "over_pct": 50, "slo_s": 4, "prefill_ms": 200, "q_pct": 20}, 6.1, "seconds"),
+    # queued floor(60.8) = 60; (152 − 60) / 20
+    ("shed-time-to-threshold", 2): Pinned(
+        {"mu": 40, "over_pct": 50, "slo_s": 4, "prefill_ms": 200, "q_pct": 40}, 4.6, "seconds"),
+    # (1,200 × 3 − 400) / 2
+    ("vtc-tokens-until-switch", 1): Pinned(
+        {"c_a": 8000, "diff": 1200, "w_a": 3, "prompt": 400}, 1600, "tokens"),
+    # (2,400 × 3 − 800) / 2
+    ("vtc-tokens-until-switch", 2): Pinned(
+        {"c_a": 12000, "diff": 2400, "w_a": 3, "prompt": 800}, 3200, "tokens"),
+    # 60,000 / (1,500 + 2,000) = 17.1
+    ("token-rate-limit-requests", 1): Pinned(
+        {"tpm": 60000, "prompt": 1500, "max_tokens": 2000, "actual": 300}, 17, "requests"),
+    # 150,000 / (500 + 4,000) = 33.3
+    ("token-rate-limit-requests", 2): Pinned(
+        {"tpm": 150000, "prompt": 500, "max_tokens": 4000, "actual": 600}, 33, "requests"),
+    # queued ceil(5 × 8 × 1.3) = 52; 52 / 8
+    ("bug-shed-arrival-rate-fix", 1): Pinned(
+        {"mu": 8, "over_pct": 50, "slo_s": 5, "extra_pct": 30}, 6.5, "seconds"),
+    # queued ceil(5 × 12 × 1.1) = 66; 66 / 12
+    ("bug-shed-arrival-rate-fix", 2): Pinned(
+        {"mu": 12, "over_pct": 100, "slo_s": 5, "extra_pct": 10}, 5.5, "seconds"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -94,6 +135,24 @@ MISTAKES = [
     ("prefix-routing-ttft-saved", 1, "81.92 ms", "ignored-hit-rate"),
     ("consistent-hash-prefixes-moved", 1, "55000", "modulo-hash-remap"),  # 60,000 × 11 / 12
     ("consistent-hash-prefixes-moved", 1, "5455", "moved-share-old-count"),  # 60,000 / 11
+    ("admission-kv-budget", 1, "253", "admitted-on-prompt-only"),  # 16,000 / ceil(62.5)
+    ("admission-kv-budget", 1, "38", "forgot-headroom"),  # 16,800 / 438
+    ("admission-kv-budget", 1, "52", "forgot-running-blocks"),  # 23,200 / 438
+    ("preempt-for-priority", 2, "2", "rounded-down-count"),  # floor(2.5)
+    ("preempt-for-priority", 2, "6", "forgot-free-blocks"),  # ceil(375 / 70)
+    ("hol-fcfs-mean-ttft", 1, "0.45 s", "hol-forgot-head"),  # 4,500 / 10,000
+    ("hol-fcfs-mean-ttft", 1, "4 s", "hol-last-not-mean"),  # (32,000 + 8,000) / 10,000
+    ("hol-fcfs-mean-ttft", 1, "3.3 s", "hol-only-head"),  # 33,000 / 10,000
+    ("shed-time-to-threshold", 1, "9.9 s", "queue-drains-at-arrival-rate"),  # (228 − 30) / 20
+    ("shed-time-to-threshold", 1, "6.5 s", "forgot-own-prefill"),  # (160 − 30) / 20
+    ("shed-time-to-threshold", 1, "2.033 s", "queue-growth-ignored-service"),  # 122 / 60
+    ("vtc-tokens-until-switch", 1, "400", "vtc-ignored-weight"),  # (1,200 − 400) / 2
+    ("vtc-tokens-until-switch", 1, "3200", "vtc-output-weight-one"),
+    ("vtc-tokens-until-switch", 1, "1800", "vtc-forgot-prompt-charge"),  # 3,600 / 2
+    ("token-rate-limit-requests", 1, "33", "charged-actual-output"),  # 60,000 / 1,800
+    ("token-rate-limit-requests", 1, "40", "rate-limit-prompt-only"),
+    ("token-rate-limit-requests", 1, "30", "rate-limit-output-only"),
+    ("bug-shed-arrival-rate-fix", 1, "4.33 s", "queue-drains-at-arrival-rate"),  # 52 / 12
 ]
 
 # (question, seed, the right answer as a person would type it)
@@ -102,6 +161,10 @@ ANSWERS = [
     ("kv-reload-breakeven-bandwidth", 1, "19.1 GB/s"),
     ("prefix-routing-ttft-saved", 1, "61.44ms"),
     ("consistent-hash-prefixes-moved", 1, "about 5,000"),
+    ("admission-kv-budget", 1, "36 requests"),
+    ("hol-fcfs-mean-ttft", 1, "3650 ms"),
+    ("vtc-tokens-until-switch", 1, "1,600 tokens"),
+    ("bug-shed-arrival-rate-fix", 1, "6.5s"),
 ]
 # fmt: on
 
