@@ -119,6 +119,29 @@ PINNED = {
     # queued ceil(5 × 12 × 1.1) = 66; 66 / 12
     ("bug-shed-arrival-rate-fix", 2): Pinned(
         {"mu": 12, "over_pct": 100, "slo_s": 5, "extra_pct": 10}, 5.5, "seconds"),
+    # ------------------------------------------------------------------ eviction and hybrids
+    # 72 / 6 = 12 attention layers; 2 × 12 × 8 × 128 × 2 = 49,152 B a token × 262,144 = 12 GiB
+    ("hybrid-attention-kv", 1): Pinned({"layers": 72, "period": 6, "seq": 262144}, 12_884_901_888, "bytes"),
+    # 24 / 6 = 4; 16,384 B a token × 65,536 = 1 GiB
+    ("hybrid-attention-kv", 2): Pinned({"layers": 24, "period": 6, "seq": 65536}, 1_073_741_824, "bytes"),
+    # 48 − 6 = 42 Mamba layers × 8,192 × 19 × 4 B (622,592 B)
+    ("mamba-state-per-sequence", 1): Pinned(
+        {"layers": 48, "d_inner": 8192, "state_bytes": 4, "seq": 8192}, 26_148_864, "bytes"),
+    # 42 × 4,096 × 19 × 2 B (155,648 B)
+    ("mamba-state-per-sequence", 2): Pinned(
+        {"layers": 48, "d_inner": 4096, "state_bytes": 2, "seq": 8192}, 6_537_216, "bytes"),
+    # KV 16,384 × 4,096 = 67,108,864 B + state 28 × 608 × 1,024 = 17,432,576 B; 40e9 / 84,541,440 = 473.1
+    ("hybrid-sequences-fit", 1): Pinned(
+        {"layers": 32, "state_kib": 608, "pool_gb": 40, "seq": 4096}, 473, "requests"),
+    # KV 24,576 × 2,048 = 50,331,648 B + 42 × 304 KiB = 13,074,432 B; 40e9 / 63,406,080 = 630.9
+    ("hybrid-sequences-fit", 2): Pinned(
+        {"layers": 48, "state_kib": 304, "pool_gb": 40, "seq": 2048}, 630, "requests"),
+    # 25 % of 8,192 = 2,048 tokens × 128 KiB = 268,435,456 B; 40e9 / that = 149.0
+    ("kv-eviction-budget-fit", 1): Pinned(
+        {"budget_pct": 25, "per_token_kib": 128, "seq": 8192, "pool_gb": 40}, 149, "requests"),
+    # 2,048 × 160 KiB = 335,544,320 B; 100e9 / that = 298.0
+    ("kv-eviction-budget-fit", 2): Pinned(
+        {"budget_pct": 25, "per_token_kib": 160, "seq": 8192, "pool_gb": 100}, 298, "requests"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -153,6 +176,17 @@ MISTAKES = [
     ("token-rate-limit-requests", 1, "40", "rate-limit-prompt-only"),
     ("token-rate-limit-requests", 1, "30", "rate-limit-output-only"),
     ("bug-shed-arrival-rate-fix", 1, "4.33 s", "queue-drains-at-arrival-rate"),  # 52 / 12
+    ("hybrid-attention-kv", 1, "72 GiB", "hybrid-counted-all-layers"),
+    ("hybrid-attention-kv", 1, "6 GiB", "forgot-kv-factor"),
+    ("hybrid-attention-kv", 1, "1 GiB", "forgot-layers"),  # one attention layer
+    ("mamba-state-per-sequence", 1, "21 MiB", "ssm-forgot-conv-state"),  # 42 × 8,192 × 16 × 4 B
+    ("mamba-state-per-sequence", 1, "28.5 MiB", "hybrid-state-on-every-layer"),  # 48 layers
+    ("mamba-state-per-sequence", 1, "199.5 GiB", "ssm-state-grows-with-length"),  # × 8,192
+    ("hybrid-sequences-fit", 1, "596", "hybrid-forgot-ssm-state"),  # 40e9 / 67,108,864
+    ("hybrid-sequences-fit", 1, "74", "hybrid-counted-all-layers"),  # 40e9 / 536,870,912
+    ("hybrid-sequences-fit", 1, "508", "capacity-gb-as-gib"),  # 40 GiB / 84,541,440
+    ("kv-eviction-budget-fit", 1, "37", "ignored-eviction-budget"),  # 40e9 / 1 GiB
+    ("kv-eviction-budget-fit", 1, "298", "eviction-budget-half-counted"),  # 40e9 / 128 MiB
 ]
 
 # (question, seed, the right answer as a person would type it)
@@ -165,6 +199,8 @@ ANSWERS = [
     ("hol-fcfs-mean-ttft", 1, "3650 ms"),
     ("vtc-tokens-until-switch", 1, "1,600 tokens"),
     ("bug-shed-arrival-rate-fix", 1, "6.5s"),
+    ("hybrid-attention-kv", 1, "12 GiB"),
+    ("mamba-state-per-sequence", 1, "24.94 MiB"),
 ]
 # fmt: on
 
