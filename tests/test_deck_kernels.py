@@ -64,6 +64,27 @@ PINNED = {
     ("flash-decoding-splits", 1): Pinned({"sms": 108, "batch": 2, "group": 8}, 7, "count"),
     # 1 × 8 = 8 blocks; 132 / 8 = 16.5 -> 17
     ("flash-decoding-splits", 2): Pinned({"sms": 132, "batch": 1, "group": 4}, 17, "count"),
+    # ------------------------------------------------------------------ CUDA graphs
+    # 24 × 10 + 6 = 246 kernels × 8 µs = 1.968 ms; − 0.4 ms
+    ("graph-launch-time-saved", 1): Pinned(
+        {"layers": 24, "per_layer": 10, "launch_us": 8, "gpu_ms": 0.4}, 0.001568, "seconds"),
+    # 246 × 10 µs = 2.46 ms; − 0.8 ms
+    ("graph-launch-time-saved", 2): Pinned(
+        {"layers": 24, "per_layer": 10, "launch_us": 10, "gpu_ms": 0.8}, 0.00166, "seconds"),
+    # 600 × 10 µs = 6 ms -> 166.667 tokens/s; 1.1 ms -> 909.091 tokens/s; 10,000/11 − 1,000/6
+    ("graph-tokens-per-s-gain", 1): Pinned(
+        {"kernels": 600, "launch_us": 10, "gpu_ms": 1.1}, 742.4242424242424, "tokens_per_s"),
+    # 450 × 10 µs = 4.5 ms -> 222.222 tokens/s; 0.7 ms -> 1,428.571 tokens/s; 10,000/7 − 2,000/9
+    ("graph-tokens-per-s-gain", 2): Pinned(
+        {"kernels": 450, "launch_us": 10, "gpu_ms": 0.7}, 1206.3492063492063, "tokens_per_s"),
+    # 130 runs on 136: 6 / 136
+    ("graph-padding-waste", 1): Pinned({"batch": 130}, 0.04411764705882353, "fraction"),
+    # 37 runs on 40: 3 / 40
+    ("graph-padding-waste", 2): Pinned({"batch": 37}, 0.075, "fraction"),
+    # (2.5 − 0.5) ms / 40 µs
+    ("graph-launch-bound-batch", 1): Pinned({"cpu_ms": 2.5, "weights_ms": 0.5, "per_seq_us": 40}, 50, "count"),
+    # (2.5 − 0.5) ms / 10 µs
+    ("graph-launch-bound-batch", 2): Pinned({"cpu_ms": 2.5, "weights_ms": 0.5, "per_seq_us": 10}, 200, "count"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -85,6 +106,17 @@ MISTAKES = [
     ("flash-decoding-splits", 1, "7", None),
     ("flash-decoding-splits", 1, "6", "rounded-down-count"),
     ("flash-decoding-splits", 1, "1", "query-heads"),  # 108 / (2 × 64) = 0.84 -> 1
+    ("graph-launch-time-saved", 1, "1.568 ms", None),
+    ("graph-launch-time-saved", 1, "1.968 ms", "graph-saves-whole-step"),
+    ("graph-tokens-per-s-gain", 1, "742.4 tokens/s", None),
+    ("graph-tokens-per-s-gain", 1, "909.1", "total-not-difference"),
+    ("graph-tokens-per-s-gain", 1, "204.1", "graph-inverted-time-saved"),  # 1 / 4.9 ms
+    ("graph-padding-waste", 1, "4.41%", None),
+    ("graph-padding-waste", 1, "4.615%", "graph-padding-over-real-rows"),  # 6 / 130
+    ("graph-padding-waste", 1, "49.22%", "graph-padded-to-power-of-two"),  # 126 / 256
+    ("graph-padding-waste", 1, "95.59%", "complement-fraction"),
+    ("graph-launch-bound-batch", 1, "about 50", None),
+    ("graph-launch-bound-batch", 1, "62.5", "forgot-weights"),  # 2.5 ms / 40 µs
 ]
 # fmt: on
 
@@ -113,3 +145,34 @@ def test_an_answer_as_typed_is_graded_and_its_mistake_named(deck, question_id, s
     verdict = grade(make_instance(deck.get(question_id), seed), answer)
     assert verdict.correct is (mistake is None)
     assert verdict.misconception == mistake
+
+
+# (question, answer as typed, the key points covered, the wrong claims made)
+CONCEPTS = [
+    ("flash-attention-io-aware",
+     "Naive attention is bandwidth bound: it writes the N^2 score matrix to HBM and reads it "
+     "back. FlashAttention computes it in tiles kept in SRAM with a running max and sum, so the "
+     "big matrix never leaves the chip. Output is exact and memory grows linearly.",
+     [1, 2, 3, 4], []),
+    ("flash-attention-io-aware",
+     "It is faster because it uses fewer FLOPs, by approximating attention with a sparse pattern.",
+     [], [1, 4]),
+    ("flash-decoding-why",
+     "Decode at batch 1 is compute bound, so it just needs faster tensor cores.", [], [2]),
+    ("cuda-graphs-why-decode",
+     "Decode kernels at batch 1 take a few microseconds, less than the CPU needs to launch each, "
+     "so the GPU idles. A graph records all kernels once and replays them with a single launch. "
+     "Prefill kernels are long, so the launch cost is hidden behind them.",
+     [1, 2, 3], []),
+    ("cuda-graphs-why-decode",
+     "CUDA graphs make the kernels run faster by fusing them, and they help prefill as much as "
+     "decode.",
+     [], [2, 3]),
+]
+
+
+@pytest.mark.parametrize(("question_id", "answer", "covered", "wrong"), CONCEPTS)
+def test_a_concept_answer_is_read_as_a_person_would(deck, question_id, answer, covered, wrong):
+    verdict = grade(make_instance(deck.get(question_id), 1), answer)
+    assert [i for i, hit in enumerate(verdict.covered, 1) if hit] == covered
+    assert [i for i, claim in enumerate(verdict.wrong_claims, 1) if claim] == wrong
