@@ -142,6 +142,32 @@ PINNED = {
     # 2,048 × 160 KiB = 335,544,320 B; 100e9 / that = 298.0
     ("kv-eviction-budget-fit", 2): Pinned(
         {"budget_pct": 25, "per_token_kib": 160, "seq": 8192, "pool_gb": 100}, 298, "requests"),
+    # ------------------------------------------------------------------ multimodal
+    # 384 × 512 pixels at patch 16: 24 × 32
+    ("vit-image-tokens", 1): Pinned({"p": 16, "gw": 24, "gh": 32}, 768, "tokens"),
+    # 224 × 336 pixels at patch 14: 16 × 24
+    ("vit-image-tokens", 5): Pinned({"p": 14, "gw": 16, "gh": 24}, 384, "tokens"),
+    # ceil(800 / 448) × ceil(600 / 448) = 2 × 2 tiles + 1 thumbnail = 5 × 256
+    ("image-tiling-tokens", 1): Pinned({"w": 800, "h": 600}, 1280, "tokens"),
+    # ceil(3.57) × ceil(2.90) = 4 × 3 = 12 tiles + 1 = 13 × 256
+    ("image-tiling-tokens", 2): Pinned({"w": 1600, "h": 1300}, 3328, "tokens"),
+    # 2 × 28 × 4 × 128 × 2 = 57,344 B a token × 3 × 1,280 = 3,840 tokens
+    ("image-tokens-kv", 1): Pinned(
+        {"n_img": 3, "tokens": 1280, "layers": 28, "kv_heads": 4}, 220_200_960, "bytes"),
+    # 2 × 32 × 4 × 128 × 2 = 65,536 B × 10 × 1,280 = 12,800 tokens
+    ("image-tokens-kv", 2): Pinned(
+        {"n_img": 10, "tokens": 1280, "layers": 32, "kv_heads": 4}, 838_860_800, "bytes"),
+    # 90 s × 100 = 9,000 mel frames / 2 / 2
+    ("audio-tokens-per-clip", 1): Pinned({"pool": 2, "dur_s": 90}, 2250, "tokens"),
+    # 300 s × 100 = 30,000 / 2 / 2
+    ("audio-tokens-per-clip", 2): Pinned({"pool": 2, "dur_s": 300}, 7500, "tokens"),
+    # encoder 2 × 6e9 × 576 × 2 = 13.824 TFLOP; LM 2 × 7e9 × (500 + 1,152) = 23.128 TFLOP;
+    # 36.952 TFLOP / 200 TFLOP/s
+    ("vision-encoder-ttft", 1): Pinned(
+        {"n_img": 2, "text": 500, "enc_m": 6000, "llm_b": 7, "tflops": 200}, 0.18476, "seconds"),
+    # 13.824 TFLOP + 2 × 13e9 × (200 + 1,152) = 35.152 TFLOP; 48.976 / 200
+    ("vision-encoder-ttft", 2): Pinned(
+        {"n_img": 2, "text": 200, "enc_m": 6000, "llm_b": 13, "tflops": 200}, 0.24488, "seconds"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -187,6 +213,17 @@ MISTAKES = [
     ("hybrid-sequences-fit", 1, "508", "capacity-gb-as-gib"),  # 40 GiB / 84,541,440
     ("kv-eviction-budget-fit", 1, "37", "ignored-eviction-budget"),  # 40e9 / 1 GiB
     ("kv-eviction-budget-fit", 1, "298", "eviction-budget-half-counted"),  # 40e9 / 128 MiB
+    ("vit-image-tokens", 1, "24", "patches-one-side"),
+    ("vit-image-tokens", 1, "12288", "patches-divided-once"),  # 384 × 512 / 16
+    ("image-tiling-tokens", 2, "3072", "forgot-thumbnail"),  # 12 × 256
+    ("image-tiling-tokens", 2, "1792", "rounded-down-count"),  # (3 × 2 + 1) × 256
+    ("image-tokens-kv", 1, "70 MiB", "forgot-image-count"),  # 57,344 × 1,280 B
+    ("image-tokens-kv", 1, "105 MiB", "forgot-kv-factor"),
+    ("image-tokens-kv", 1, "7.5 MiB", "forgot-layers"),
+    ("audio-tokens-per-clip", 1, "4500", "forgot-audio-pooling"),
+    ("audio-tokens-per-clip", 1, "25", "per-token-not-total"),  # tokens per second
+    ("vision-encoder-ttft", 1, "115.64 ms", "mm-forgot-encoder"),  # 23.128 / 200
+    ("vision-encoder-ttft", 1, "104.12 ms", "mm-forgot-image-tokens"),  # (13.824 + 7) / 200
 ]
 
 # (question, seed, the right answer as a person would type it)
@@ -201,6 +238,9 @@ ANSWERS = [
     ("bug-shed-arrival-rate-fix", 1, "6.5s"),
     ("hybrid-attention-kv", 1, "12 GiB"),
     ("mamba-state-per-sequence", 1, "24.94 MiB"),
+    ("vit-image-tokens", 5, "384 tokens"),
+    ("image-tiling-tokens", 1, "1,280"),
+    ("vision-encoder-ttft", 1, "0.185 s"),
 ]
 # fmt: on
 
