@@ -276,3 +276,50 @@ def test_the_right_answer_as_typed_is_correct(deck, question_id, seed, answer):
     verdict = grade(make_instance(deck.get(question_id), seed), answer)
     assert verdict.correct is True
     assert verdict.misconception is None
+
+
+# (question, an answer as a person types it, the key points a human grader ticks, the wrong
+# claims it makes, the rating suggested)
+# fmt: off
+CONCEPT_ANSWERS = [
+    ("vtc-fairness",
+     "Counting requests is unfair because one tenant's huge prompts cost far more GPU time than"
+     " another's short ones. Instead track how many tokens each tenant has been served, with"
+     " output tokens weighted more, divide by its weight, and always pick the tenant with the"
+     " lowest counter that has work queued. When a tenant that was idle comes back its counter"
+     " is lifted to the minimum of the waiting ones so it cannot bank credit.",
+     [1, 2, 3, 4], [], 3),
+    ("vtc-fairness",
+     "Give every tenant the same number of requests per second; an idle tenant accumulates"
+     " credit to spend later.",
+     [], [1, 4], None),
+    ("attention-sinks-streaming",
+     "Models dump lots of attention on the first few tokens because softmax must sum to one. If"
+     " a sliding window evicts them perplexity explodes. StreamingLLM keeps 4 sink tokens plus a"
+     " rolling window of recent tokens so memory is constant. It gives infinite context: the"
+     " model remembers everything in the stream.",
+     [1, 2, 3], [4], 1),
+    ("prefix-routing-vs-load",
+     "Sending a request to the replica with the longest prefix match skips that prefill and"
+     " lowers TTFT. But a hot system prompt overloads its owner while other replicas idle, and"
+     " the queueing delay can outweigh the saving, so real routers score replicas by match"
+     " length against queue length and fall back to the least loaded one.",
+     [1, 2, 3, 4], [], 3),
+    ("h2o-eviction-lossy",
+     "H2O keeps the recent tokens plus heavy hitters with the largest accumulated attention."
+     " Evicting low-attention tokens loses nothing because they were never attended.",
+     [1], [3], 1),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    ("question_id", "answer", "covered", "contradicted", "rating"), CONCEPT_ANSWERS
+)
+def test_a_concept_answer_is_read_as_a_person_reads_it(
+    deck, question_id, answer, covered, contradicted, rating
+):
+    verdict = grade(make_instance(deck.get(question_id), 1), answer)
+    assert [i for i, hit in enumerate(verdict.covered, 1) if hit] == covered
+    assert [i for i, claim in enumerate(verdict.wrong_claims, 1) if claim] == contradicted
+    assert verdict.rating == rating
