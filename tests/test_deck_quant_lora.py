@@ -29,7 +29,10 @@ class Pinned(NamedTuple):
 
 @pytest.fixture(scope="module")
 def deck():
-    bank, problems = read_bank(builtin_bank_files())
+    # these decks alone (and the cost deck, for its answers as typed): their ids are unique
+    # deck-wide (tests/test_bank.py checks)
+    files = [p for p in builtin_bank_files() if p.name in (*DECK_FILES, "serving_cost.yaml")]
+    bank, problems = read_bank(files)
     assert [str(p) for p in problems] == []
     return bank
 
@@ -184,3 +187,49 @@ def test_the_microscaling_formats_are_told_apart_exactly(deck):
     assert "E8M0 scale per block of 32" in right[0]
     assert "E4M3 scale per block of 16" in right[0]
     assert "FP32 scale per tensor" in right[0]
+
+
+# (question, an answer as a person types it, the key points a grader ticks, the wrong claims
+# it makes, the rating suggested)
+# fmt: off
+CONCEPT_ANSWERS = [
+    ("wq-awq-vs-gptq",
+     "AWQ looks at activation magnitudes to find the roughly 1% of salient channels and scales"
+     " those weight channels up before rounding, dividing the inputs by the same factor, so no"
+     " mixed precision and no backprop. GPTQ goes one column at a time and updates the"
+     " remaining unquantized weights to compensate the error, using the inverse Hessian from"
+     " calibration data.",
+     [1, 2, 3, 4], [], 3),
+    ("wq-awq-vs-gptq",
+     "AWQ keeps the largest weights in FP16. GPTQ fine-tunes the model with gradients after"
+     " quantizing.",
+     [], [1, 4], 1),
+    ("wq-helps-decode-not-prefill",
+     "INT4 weights need 4 times fewer flops, so everything gets faster, prefill too.",
+     [], [2], 1),
+    ("lora-merge-vs-separate",
+     "Merge when you serve a single fine-tune: zero overhead. With many tenants, merged weights"
+     " would need a full copy per adapter, so keep them separate: one shared base serves many"
+     " small adapters and one batch can mix different adapters, at the price of extra low-rank"
+     " compute with SGMV kernels, and you can hot swap adapters.",
+     [1, 2, 3, 4], [], 3),
+    ("cost-input-vs-output-price",
+     "Prefill handles all prompt tokens in parallel and is compute bound, so many input tokens"
+     " per GPU second. Decode is one token per step per sequence and memory bound, and each"
+     " generating sequence holds KV cache memory for its whole reply, limiting the batch."
+     " Prices follow GPU time; cached input is cheaper still.",
+     [1, 2, 3, 4], [], 3),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    ("question_id", "answer", "covered", "contradicted", "rating"), CONCEPT_ANSWERS
+)
+def test_a_concept_answer_is_read_as_a_person_reads_it(
+    deck, question_id, answer, covered, contradicted, rating
+):
+    verdict = grade(make_instance(deck.get(question_id), 1), answer)
+    assert [i for i, hit in enumerate(verdict.covered, 1) if hit] == covered
+    assert [i for i, claim in enumerate(verdict.wrong_claims, 1) if claim] == contradicted
+    assert verdict.rating == rating
