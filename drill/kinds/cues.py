@@ -342,9 +342,6 @@ class Answer:
         """Whether `cue` appears in the answer and is not negated there."""
         return bool(self.spans(cue))
 
-    def finds_any(self, cues: Iterable[str]) -> bool:
-        return any(self.finds(cue) for cue in cues)
-
     def spans(self, cue: str) -> list[tuple[int, int]]:
         """Where `cue` appears in the answer, not negated: (first, last) token positions."""
         return [span for wanted in cue_forms(cue) for span in self._form_spans(wanted)]
