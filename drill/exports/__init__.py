@@ -16,8 +16,11 @@ seed. Bank text is escaped for each format (HTML entities, GIFT's own escapes).
 from __future__ import annotations
 
 import importlib
+import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from drill.kinds.instance import Instance
@@ -84,14 +87,25 @@ def display_unit(instance: Instance) -> tuple[str, float]:
 
 
 def plain_number(value: float, sig: int | None = None) -> str:
-    """A number as an import file takes it: whole numbers without a fraction or exponent,
-    others as Python's shortest repr; `sig` rounds to that many significant figures
-    first (a margin needs no more)."""
+    """A number as an import file takes it: whole numbers without a fraction, others as
+    the shortest decimal that reads back as the same float, never with an exponent
+    (3.0517578125e-05 is written 0.000030517578125); `sig` rounds to that many
+    significant figures first (a margin needs no more)."""
     if sig is not None and value:
         value = float(f"{value:.{sig}g}")
     if float(value).is_integer() and abs(value) < 1e18:
         return str(int(value))
-    return repr(float(value))
+    return format(Decimal(repr(float(value))), "f")
+
+
+def answer_number(value: float, margin: float) -> str:
+    """An answer as an import file writes it: to 12 significant figures (so float noise,
+    0.37499999999999994, is gone) and to the decimal place a hundredth of its margin
+    needs, no finer (2.666666666666667 within ±0.0267 is 2.6667)."""
+    value = float(f"{value:.12g}")
+    if margin > 0 and math.isfinite(margin):
+        value = round(value, max(0, math.ceil(math.log10(50 / margin))))
+    return plain_number(value)
 
 
 def margin(instance: Instance, value: float, factor: float) -> float:
@@ -100,3 +114,75 @@ def margin(instance: Instance, value: float, factor: float) -> float:
     if tolerance.abs is not None:
         return tolerance.abs / factor
     return tolerance.relative_to(value) * abs(value)
+
+
+# ----------------------------------------------------------------------------- numeric answers
+
+PERCENT_SLIP = "percent-vs-fraction"
+PERCENT_SLIP_FEEDBACK = (
+    "That is the answer as a fraction; the question asks for a percentage, the fraction times 100."
+)
+_WHAT_FRACTION = re.compile(r"\b([Ww])hat fraction\b")
+
+
+@dataclass(frozen=True)
+class NumericAnswer:
+    """One answer of a numeric draw as a quiz tool grades it: `value` as the student types
+    it (in the display unit), its ± `margin`; a wrong one names its `mistake` and says
+    why (`feedback`), the right one has neither."""
+
+    value: float
+    margin: float
+    mistake: str = ""
+    feedback: str = ""
+
+
+def is_percent_slip(wrong: Any, expected: float) -> bool:
+    """Whether a named wrong answer is a percentage given where a fraction is asked: the
+    catalogue's percent-vs-fraction, or any value 100 times the answer."""
+    return wrong.id == PERCENT_SLIP or (
+        expected != 0 and math.isclose(wrong.value, 100 * expected, rel_tol=1e-9)
+    )
+
+
+def numeric_answers(instance: Instance) -> tuple[str, list[NumericAnswer]]:
+    """The display unit of a numeric draw and its answers in it: the right one, then each
+    named mistake. A fraction shown in % is asked as a percentage, so its
+    percent-vs-fraction slip is the other way round there: the fraction typed as it is
+    (0.9375 where 93.75 is asked), not the answer times 100 read as a percentage."""
+    from drill.kinds.numeric import expected_value
+
+    symbol, factor = display_unit(instance)
+    expected = expected_value(instance)
+    value = expected / factor
+    answers = [NumericAnswer(value, margin(instance, value, factor))]
+    for wrong in instance.misconceptions:
+        if symbol == "%" and is_percent_slip(wrong, expected):
+            slip = NumericAnswer(
+                expected, margin(instance, expected, 1.0), wrong.name, PERCENT_SLIP_FEEDBACK
+            )
+        else:
+            wrong_value = wrong.value / factor
+            wrong_margin = margin(instance, wrong_value, factor)
+            slip = NumericAnswer(wrong_value, wrong_margin, wrong.name, wrong.feedback.strip())
+        answers.append(slip)
+    return symbol, answers
+
+
+def possible(answer: NumericAnswer, right: NumericAnswer) -> bool:
+    """Whether a value can be an answer to the quantity asked: a finite number, and not
+    below zero where the answer is not (no count, size, time or share is negative)."""
+    return math.isfinite(answer.value) and (answer.value >= 0 or right.value < 0)
+
+
+def answer_request(symbol: str) -> str:
+    """The sentence that asks for the display unit (plain text; "" for a plain count)."""
+    if symbol == "%":
+        return "Answer in percent (75 for three quarters)."
+    return f"Answer in {symbol}." if symbol else ""
+
+
+def ask_in_percent(question_html: str) -> str:
+    """A question shown in % asks for a percentage: its "what fraction" becomes
+    "what percentage"."""
+    return _WHAT_FRACTION.sub(r"\1hat percentage", question_html)

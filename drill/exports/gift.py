@@ -1,8 +1,10 @@
 """The bank in GIFT, Moodle's plain-text question format, for the simple kinds.
 
 - numeric templates: each of the -n draws is a numerical question, answer in the unit
-  the quiz shows it in, margin from the bank's tolerance, and each named mistake a
-  further answer worth 0% whose feedback names it;
+  the quiz shows it in (a share shown in % asked as a percentage), margin from the
+  bank's tolerance, and each named mistake a further answer worth 0% whose feedback
+  names it, but for one below zero, which no quantity asked can be; numbers are
+  decimals with no float noise and no finer than their margin needs;
 - choice questions: multiple choice, each option with its why as feedback (several
   right options share the marks, wrong ones then take them back);
 - concept questions: essays, the model answer and key points as general feedback.
@@ -16,8 +18,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from drill.exports import ExportItem, display_unit, margin, plain_number
-from drill.kinds.numeric import expected_value
+from drill.exports import (
+    ExportItem,
+    NumericAnswer,
+    answer_number,
+    answer_request,
+    ask_in_percent,
+    numeric_answers,
+    plain_number,
+    possible,
+)
 from drill.reports.html_text import html_text
 from drill.reports.sheet import html_block, key_blocks
 
@@ -27,8 +37,10 @@ CANNOT_CARRY = (
     "fresh numbers: each numeric template is -n fixed draws",
     "hints, and the grader's own diagnosis (unit slips recognised by their ratio, bare "
     "numbers read in the question's units)",
-    "a concept answer's key points as automatic marking (they are the essay's general "
-    "feedback)",
+    "a concept answer's key points as automatic marking (they are the essay's general feedback)",
+    "a named mistake whose value is below zero (weights that overfill the memory leave "
+    "-15 sequences): no quantity asked is negative, and GIFT readers differ on signed "
+    "numbers",
 )
 _SPECIAL = re.compile(r"([~=#{}:\\])")
 
@@ -45,20 +57,24 @@ def _head(name: str, question_html: str) -> str:
 def _numerical(item: ExportItem) -> list[str]:
     out = []
     for instance in item.instances:
-        symbol, factor = display_unit(instance)
-        value = expected_value(instance) / factor
-        answers = [f"={plain_number(value)}:{plain_number(margin(instance, value, factor), 6)}"]
-        for wrong in instance.misconceptions:
-            feedback = f"Mistake: {wrong.name}. {wrong.feedback.strip()}".strip()
-            wrong_value = wrong.value / factor
-            wrong_margin = plain_number(margin(instance, wrong_value, factor), 6)
-            answers.append(
-                f"=%0%{plain_number(wrong_value)}:{wrong_margin}#{escape(html_text(feedback))}"
-            )
-        text = html_text(instance.text) + (f"<p>Answer in {symbol}.</p>" if symbol else "")
+        symbol, (right, *wrongs) = numeric_answers(instance)
+        answers = [f"={_number(right)}"]
+        for wrong in wrongs:
+            if not possible(wrong, right):
+                continue  # CANNOT_CARRY: a negative count, size or share
+            feedback = f"Mistake: {wrong.mistake}. {wrong.feedback}".strip()
+            answers.append(f"=%0%{_number(wrong)}#{escape(html_text(feedback))}")
+        text = html_text(instance.text) + html_text(answer_request(symbol))
+        if symbol == "%":
+            text = ask_in_percent(text)
         name = f"{instance.question_id} (seed {instance.seed})"
         out.append(f"{_head(name, text)}{{#\n    " + "\n    ".join(answers) + "\n}")
     return out
+
+
+def _number(answer: NumericAnswer) -> str:
+    """value:margin, the value no finer than its margin needs."""
+    return f"{answer_number(answer.value, answer.margin)}:{plain_number(answer.margin, 6)}"
 
 
 def _choice(item: ExportItem) -> str:
@@ -77,7 +93,11 @@ def _choice(item: ExportItem) -> str:
         else:
             mark = f"~%{plain_number(round(-100 / wrong_count, 5))}%"
         lines.append(f"{mark}{escape(html_text(option))}{feedback}")
-    return f"{_head(instance.question_id, html_text(instance.text))}{{\n    " + "\n    ".join(lines) + "\n}"
+    return (
+        f"{_head(instance.question_id, html_text(instance.text))}{{\n    "
+        + "\n    ".join(lines)
+        + "\n}"
+    )
 
 
 def _essay(item: ExportItem) -> str:
@@ -105,7 +125,9 @@ def render(items: Sequence[ExportItem], stamp: float) -> tuple[bytes, list[str]]
             body.append(_choice(item))
         else:
             body.append(_essay(item))
-    notes = [f"left out {len(left_out)} order question(s): {', '.join(left_out)}"] if left_out else []
+    notes = (
+        [f"left out {len(left_out)} order question(s): {', '.join(left_out)}"] if left_out else []
+    )
     head = ["// Exported from kvdrill. Not carried:", *(f"// - {line}" for line in CANNOT_CARRY)]
     head += [f"// Note: {note}." for note in notes]
     return ("\n".join(head) + "\n\n" + "\n\n".join(body) + "\n").encode("utf-8"), notes

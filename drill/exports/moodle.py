@@ -15,7 +15,9 @@
   grader.
 - order questions are left out: the ordering question type is not in every Moodle.
 Each question carries its hint, its explanation as general feedback, its id as
-idnumber and its topic as a category. Bank text is HTML-escaped.
+idnumber and its topic as a category. Bank text is HTML-escaped, its code spans and
+powers rendered (drill.reports.html_text). A share shown in % is asked as a percentage,
+and its percent-vs-fraction slip is the fraction typed as it is (drill.exports.numeric_answers).
 """
 
 from __future__ import annotations
@@ -29,10 +31,15 @@ from xml.sax.saxutils import escape
 
 from drill.bank.schema import ChoiceParam, NumericQuestion, RangeParam
 from drill.exports import (
+    PERCENT_SLIP_FEEDBACK,
     ExportItem,
     Untranslatable,
+    answer_number,
+    answer_request,
+    ask_in_percent,
     display_unit,
-    margin,
+    is_percent_slip,
+    numeric_answers,
     plain_number,
     unit_factor,
 )
@@ -119,17 +126,20 @@ _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 
 def _text_template(template: str, params: set[str], derived: Mapping[str, str]) -> str:
     """A bank text as a calculated question's HTML: params as {name}, other values as
-    {=formula}; a unit spec converts ({kv:GiB} -> {=... / 1073741824} GiB)."""
+    {=formula}; a unit spec converts ({kv:GiB} -> {=... / 1073741824} GiB). The text
+    around them is rendered as every bank text is (drill.reports.html_text); each
+    placeholder stands in it as a private-use mark until then."""
     from drill.quantities.units import parse_unit
 
-    out: list[str] = []
+    plain: list[str] = []
+    tokens: list[str] = []
     last = 0
     for match in _PLACEHOLDER.finditer(template):
-        out.append(html.escape(template[last : match.start()]))
+        plain.append(template[last : match.start()])
         last = match.end()
         token = match.group(0)
         if token in ("{{", "}}"):
-            out.append(token[0])
+            plain.append(token[0])
             continue
         name, _, spec = match.group(1).partition(":")
         name, spec = name.strip(), spec.strip()
@@ -139,14 +149,22 @@ def _text_template(template: str, params: set[str], derived: Mapping[str, str]) 
         if spec and spec not in (",", "g") and unit is None:
             raise Untranslatable(spec)  # a Python number format Moodle has no form for
         if unit is None and name in params:
-            out.append("{" + name + "}")
-            continue
-        text = formula(name, params, derived)
-        if unit is not None:
-            text = _in_unit(text, unit_factor(spec))
-        out.append("{=" + text + "}" + (f" {html.escape(unit.symbol)}" if unit else ""))
-    out.append(html.escape(template[last:]))
-    return "".join(out)
+            tokens.append("{" + name + "}")
+        else:
+            text = formula(name, params, derived)
+            if unit is not None:
+                text = _in_unit(text, unit_factor(spec))
+            tokens.append("{=" + text + "}" + (f" {html.escape(unit.symbol)}" if unit else ""))
+        plain.append(_mark(len(tokens) - 1))
+    plain.append(template[last:])
+    out = html_text("".join(plain))
+    for k, token in enumerate(tokens):
+        out = out.replace(_mark(k), token)
+    return out
+
+
+def _mark(k: int) -> str:
+    return f"\ue000{k}\ue001"
 
 
 def _in_unit(text: str, factor: float) -> str:
@@ -189,8 +207,10 @@ def _tolerance(instance: Instance, factor: float, value: float) -> tuple[int, fl
     return RELATIVE, tolerance.relative_to(value)
 
 
-def _answer_in(symbol: str) -> str:
-    return f"<p>Answer in {html.escape(symbol)}.</p>" if symbol else ""
+def _asked_in(question_html: str, symbol: str) -> str:
+    """A question's HTML with the sentence that asks for its unit (a percentage for %)."""
+    question_html += html_text(answer_request(symbol))
+    return ask_in_percent(question_html) if symbol == "%" else question_html
 
 
 def _units(symbol: str) -> list[str]:
@@ -236,12 +256,19 @@ def calculated(item: ExportItem) -> str:
     kind, tolerance = _tolerance(first, factor, value)
     answer_formula = formula(question.answer, params, derived)
     shown = _in_unit(answer_formula, factor)
-    question_html = "<p>" + _text_template(question.prompt, params, derived) + "</p>"
-    question_html += _answer_in(symbol)
+    question_html = _asked_in(_text_template(question.prompt, params, derived), symbol)
     answers = [_answer(100, shown, "", _calc_extra(kind, tolerance))]
     for i, wrong in enumerate(question.misconceptions):
-        wrong_formula = _in_unit(formula(wrong.expr, params, derived), factor)
         named = first.misconceptions[i]
+        if symbol == "%" and is_percent_slip(named, expected_value(first)):
+            # asked in percent, the slip is the fraction typed as it is (see numeric_answers)
+            fraction_tolerance = tolerance if kind == RELATIVE else tolerance * factor
+            feedback = _mistake_feedback(named.name, PERCENT_SLIP_FEEDBACK)
+            answers.append(
+                _answer(0, answer_formula, feedback, _calc_extra(kind, fraction_tolerance))
+            )
+            continue
+        wrong_formula = _in_unit(formula(wrong.expr, params, derived), factor)
         feedback = _mistake_feedback(named.name, "" if wrong.feedback else named.feedback)
         answers.append(_answer(0, wrong_formula, feedback, _calc_extra(kind, tolerance)))
     lines = [
@@ -273,7 +300,9 @@ def _calc_extra(kind: int, tolerance: float) -> list[str]:
 def _dataset(name: str, values: Sequence[Any]) -> str:
     numbers = [float(v) for v in values]
     whole = all(v.is_integer() for v in numbers)
-    decimals = 0 if whole else max(len(repr(v).split(".")[1]) for v in numbers if not v.is_integer())
+    decimals = (
+        0 if whole else max(len(repr(v).split(".")[1]) for v in numbers if not v.is_integer())
+    )
     items = "".join(
         f"<dataset_item><number>{k}</number><value>{plain_number(v)}</value></dataset_item>"
         for k, v in enumerate(numbers, 1)
@@ -294,22 +323,17 @@ def numerical(item: ExportItem) -> list[str]:
     """Each draw of a numeric template as a numerical question."""
     out = []
     for instance in item.instances:
-        symbol, factor = display_unit(instance)
-        value = expected_value(instance) / factor
-        right = plain_number(margin(instance, value, factor), 6)
-        answers = [_answer(100, plain_number(value), "", [f"<tolerance>{right}</tolerance>"])]
-        for wrong in instance.misconceptions:
-            wrong_value = wrong.value / factor
-            wrong_margin = plain_number(margin(instance, wrong_value, factor), 6)
-            answers.append(
-                _answer(
-                    0,
-                    plain_number(wrong_value),
-                    _mistake_feedback(wrong.name, wrong.feedback),
-                    [f"<tolerance>{wrong_margin}</tolerance>"],
-                )
+        symbol, numbers = numeric_answers(instance)
+        answers = [
+            _answer(
+                0 if number.mistake else 100,
+                answer_number(number.value, number.margin),
+                _mistake_feedback(number.mistake, number.feedback) if number.mistake else "",
+                [f"<tolerance>{plain_number(number.margin, 6)}</tolerance>"],
             )
-        question_html = html_text(instance.text) + _answer_in(symbol)
+            for number in numbers
+        ]
+        question_html = _asked_in(html_text(instance.text), symbol)
         name = f"{instance.question_id} (seed {instance.seed})"
         out.append(
             "\n".join(
@@ -407,4 +431,3 @@ def render(items: Sequence[ExportItem], stamp: float) -> tuple[bytes, list[str]]
     head = "<!--\n" + "\n".join(line.replace("--", "- -") for line in comment) + "\n-->"
     text = "\n".join(['<?xml version="1.0" encoding="UTF-8"?>', head, "<quiz>", *body, "</quiz>"])
     return (text + "\n").encode("utf-8"), notes
-
