@@ -85,6 +85,26 @@ PINNED = {
     ("graph-launch-bound-batch", 1): Pinned({"cpu_ms": 2.5, "weights_ms": 0.5, "per_seq_us": 40}, 50, "count"),
     # (2.5 − 0.5) ms / 10 µs
     ("graph-launch-bound-batch", 2): Pinned({"cpu_ms": 2.5, "weights_ms": 0.5, "per_seq_us": 10}, 200, "count"),
+    # ------------------------------------------------------------------ sampling
+    # running sums 0.42, 0.66 < 0.75, then 0.79 reaches it: 3 tokens
+    ("top-p-tokens-kept", 1): Pinned({"p": 0.75}, 3, "count"),
+    # 0.94 < 0.95, then 0.98 reaches it: 6 tokens
+    ("top-p-tokens-kept", 2): Pinned({"p": 0.95}, 6, "count"),
+    # 50 %, 25 %, 25 % at T = 2: square roots 0.70711, 0.5, 0.5; 0.70711 / 1.70711 = √2 − 1
+    ("temperature-top-probability", 1): Pinned(
+        {"p1_pct": 50, "p2_pct": 25, "temp": 2.0}, 0.41421356237309515, "fraction"),
+    # 60 %, 25 %, 15 % at T = 0.7: powers 1/0.7 give 0.482002, 0.138013, 0.066540;
+    # 0.482002 / 0.686555
+    ("temperature-top-probability", 2): Pinned(
+        {"p1_pct": 60, "p2_pct": 25, "temp": 0.7}, 0.7020873480201301, "fraction"),
+    # drop 5 × 0.4 + 1.0 = 3; e^3
+    ("penalty-odds-factor", 1): Pinned({"count": 5, "freq": 0.4, "presence": 1.0}, 20.085536923187668, "count"),
+    # drop 2 × 0.4 + 0.3 = 1.1; e^1.1
+    ("penalty-odds-factor", 2): Pinned({"count": 2, "freq": 0.4, "presence": 0.3}, 3.0041660239464334, "count"),
+    # 50,257 × 50 ns = 2.51285 ms a sequence; × 32
+    ("grammar-mask-naive-cost", 1): Pinned({"vocab": 50257, "ns": 50, "batch": 32}, 0.0804112, "seconds"),
+    # 128,256 × 100 ns = 12.8256 ms; × 8
+    ("grammar-mask-naive-cost", 2): Pinned({"vocab": 128256, "ns": 100, "batch": 8}, 0.1026048, "seconds"),
 }
 
 # (question, seed, answer as typed, the mistake the grader names)
@@ -117,6 +137,18 @@ MISTAKES = [
     ("graph-padding-waste", 1, "95.59%", "complement-fraction"),
     ("graph-launch-bound-batch", 1, "about 50", None),
     ("graph-launch-bound-batch", 1, "62.5", "forgot-weights"),  # 2.5 ms / 40 µs
+    ("top-p-tokens-kept", 1, "3", None),
+    ("top-p-tokens-kept", 1, "2", "top-p-dropped-crossing-token"),
+    ("temperature-top-probability", 1, "41.4%", None),
+    ("temperature-top-probability", 1, "0.6667", "temperature-multiplied"),  # 0.25 / 0.375
+    ("temperature-top-probability", 1, "50%", "temperature-ignored"),
+    ("penalty-odds-factor", 1, "20.09", None),
+    ("penalty-odds-factor", 1, "7.389", "forgot-presence-penalty"),  # e^2
+    ("penalty-odds-factor", 1, "1096.6", "presence-per-occurrence"),  # e^(5 × 1.4)
+    ("penalty-odds-factor", 1, "4.055", "frequency-penalty-once"),  # e^1.4
+    ("penalty-odds-factor", 1, "3", "logit-drop-not-factor"),
+    ("grammar-mask-naive-cost", 1, "80.41 ms", None),
+    ("grammar-mask-naive-cost", 1, "2.513 ms", "forgot-requests"),
 ]
 # fmt: on
 
@@ -168,6 +200,16 @@ CONCEPTS = [
      "CUDA graphs make the kernels run faster by fusing them, and they help prefill as much as "
      "decode.",
      [], [2, 3]),
+    ("temperature-zero-nondeterminism",
+     "Argmax is deterministic, but the logits differ in the last bits because floating point "
+     "addition is not associative and the kernels reduce in an order that depends on the batch "
+     "size, i.e. on the other requests. A near tie flips and the text diverges. Batch-invariant "
+     "kernels with a fixed reduction order fix it at some throughput cost.",
+     [1, 2, 3, 4], []),
+    ("temperature-zero-nondeterminism",
+     "Temperature 0 still samples randomly because the random seed is not fixed.", [], [1]),
+    ("constrained-decoding-tokenizer",
+     "It samples freely and retries until the output parses.", [], [1]),
 ]
 
 
