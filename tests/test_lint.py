@@ -11,6 +11,7 @@ from drill.bank.lint import lint_bank
 from drill.bank.loader import builtin_bank_files, display_path, load_bank
 from drill.cli import cli
 from drill.kinds import make_instance
+from drill.kinds.grade import grade
 from drill.kinds.instance import InstanceError
 
 BANKS = Path(__file__).parent / "banks"
@@ -330,10 +331,40 @@ def test_named_wrong_answers_that_coincide_on_a_draw_fail():
     assert result.stdout.splitlines() == [
         "slips/coincide.yaml:21: fx-two-names: misconceptions[1].expr: 'forgot-requests' "
         "gives the value of 'forgot-layers' (65536) on seed 5; the grader would name only "
-        "'forgot-layers'",
+        "'forgot-layers' (or say under ties which of the two it names)",
         "slips/coincide.yaml:21: fx-two-names: misconceptions[1].expr: 'forgot-requests' "
         "gives the value of a 'bits-vs-bytes' slip on seed 1 but not on every draw; on those "
         "draws a 'bits-vs-bytes' slip is named 'forgot-requests'",
+    ]
+
+
+def test_a_tie_says_which_of_two_coinciding_wrong_answers_is_named():
+    result = lint("slips/ties.yaml")
+    assert result.exit_code == 0, result.output
+    bank = load_bank([BANKS / "slips/ties.yaml"])
+    # seed 0 draws 32 layers and 32 requests: leaving out either gives 32 x 4,096 bytes,
+    # and the tie names the requests, though forgot-layers is listed first
+    same = make_instance(bank.get("fx-tied"), 0)
+    assert (same.params["layers"], same.params["requests"]) == (32, 32)
+    assert grade(same, "131072 bytes").misconception == "forgot-requests"
+    # seed 1 draws 32 layers and 16 requests: the two differ, and each is named as itself
+    apart = make_instance(bank.get("fx-tied"), 1)
+    assert (apart.params["layers"], apart.params["requests"]) == (32, 16)
+    assert grade(apart, "65536 bytes").misconception == "forgot-layers"
+    assert grade(apart, "131072 bytes").misconception == "forgot-requests"
+
+
+def test_a_tie_names_two_of_the_templates_mistakes_once_and_is_needed():
+    result = lint("slips/bad_ties.yaml")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "slips/bad_ties.yaml:24: fx-bad-ties: ties[0]: 'forgot-tokens' is not a misconception "
+        "of this template",
+        "slips/bad_ties.yaml:25: fx-bad-ties: ties[1]: 'forgot-layers' is tied with itself",
+        "slips/bad_ties.yaml:27: fx-bad-ties: ties[3]: 'forgot-layers' and 'forgot-requests' "
+        "are tied already in ties[2]",
+        "slips/bad_ties.yaml:47: fx-needless-tie: ties[0]: 'forgot-requests' and "
+        "'forgot-layers' never give one value on 200 or more draws; the tie is not needed",
     ]
 
 

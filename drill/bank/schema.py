@@ -302,6 +302,23 @@ class HarmlessSlip:
 
 
 @_record
+class Tie:
+    """Which of two named wrong answers the grader names when an answer matches both.
+
+    Two of a template's misconceptions that give one value on some draw (within the
+    tolerance) fail lint, since the grader can name only one of them; a tie says that this
+    is known and which one is named: `prefer` over `over`, and `why` (the likelier
+    mistake, or the one whose feedback covers the other).
+    """
+
+    __pydantic_config__ = _CONFIG
+
+    prefer: Annotated[str, Field(pattern=ID_PATTERN)]
+    over: Annotated[str, Field(pattern=ID_PATTERN)]
+    why: Annotated[str, AfterValidator(_not_blank)]
+
+
+@_record
 class Misconception:
     """A wrong way to the answer: if the user's value matches `expr`, say so.
 
@@ -446,6 +463,8 @@ class NumericQuestion(_Question):
     ] = None
     # slips of the formula that may give exactly the answer, each with its reason
     harmless_slips: list[HarmlessSlip] = field(default_factory=list)
+    # named wrong answers that may give one value, and which of the two the grader names
+    ties: list[Tie] = field(default_factory=list)
     # an interview's follow-ups on this template, one thing changed at a time
     chain: Annotated[Chain | None, Field(description=CHAIN_HELP)] = None
 

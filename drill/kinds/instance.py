@@ -26,6 +26,9 @@ class MisconceptionValue:
     name: str  # short human name from the catalogue, e.g. "forgot the K+V factor"
     value: float
     feedback: str  # rendered with this draw's numbers
+    # ids of the question's other named wrong answers this one is named over when an
+    # answer matches both (the template's `ties`)
+    beats: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -191,6 +191,12 @@ def _default_catalogue() -> Mapping[str, Any]:
     return load_misconception_catalogue()
 
 
+def tie_losers(question: NumericQuestion, mistake: str) -> tuple[str, ...]:
+    """The ids `mistake` is named over when an answer matches both (the template's
+    `ties` that prefer it)."""
+    return tuple(tie.over for tie in question.ties if tie.prefer == mistake)
+
+
 def text_values(question: NumericQuestion, draw: NumericDraw) -> dict[str, Value]:
     """The names a numeric question's text may use: every GPU's figures
     (`gpu.h100.bandwidth`), `answer`, then its values."""
@@ -260,7 +266,8 @@ def render_numeric(
             zip(question.misconceptions, draw.misconception_values, strict=True)
         ):
             name, feedback = misconception_feedback(question, i, value, values, catalogue)
-            wrong.append(MisconceptionValue(item.id, name, value, feedback))
+            beats = tie_losers(question, item.id)
+            wrong.append(MisconceptionValue(item.id, name, value, feedback, beats))
     return Instance(
         **common_fields(question, seed),
         text=_render(qid, ("prompt",), question.prompt, values),

@@ -448,7 +448,8 @@ def _question_mistake(
     within the `precision` it was typed at (relative, as Parsed.typed_precision; three
     significant digits or more): "172 ms" is the mistake worth 172.4 ms under a tolerance
     of 0.2 %, unless the right answer too rounds to what was typed. Of several matches
-    the nearest is named (the first listed of equally near ones)."""
+    the nearest is named (the first listed of equally near ones), except that one a tie
+    of the template (`ties`) names over another matching one is named."""
     candidates = [
         wrong
         for wrong in instance.misconceptions
@@ -458,21 +459,31 @@ def _question_mistake(
     ]
 
     def nearest(within) -> tuple[MisconceptionValue, float] | None:
-        best = None
-        for value in readings:
-            for wrong in candidates:
-                off = abs(value - wrong.value)
-                if within(value, wrong.value) and (best is None or off < best[0]):
-                    best = (off, wrong, value)
-        return None if best is None else (best[1], best[2])
+        matches = [
+            (abs(value - wrong.value), order, wrong, value)
+            for order, (value, wrong) in enumerate(
+                (value, wrong) for value in readings for wrong in candidates
+            )
+            if within(value, wrong.value)
+        ]
+        # a tie of the template names one of two matching mistakes over the other
+        matched = {wrong.id for _, _, wrong, _ in matches}
+        beaten = {loser for _, _, wrong, _ in matches for loser in wrong.beats} & matched
+        kept = [m for m in matches if m[2].id not in beaten] or matches
+        if not kept:
+            return None
+        _, _, wrong, value = min(kept, key=lambda m: (m[0], m[1]))
+        return wrong, value
 
     found = nearest(lambda value, wrong: instance.tolerance.accepts(value, wrong))
     if found is not None or not 0 < precision <= MAX_TYPED_PRECISION:
         return found
     return nearest(
-        lambda value, wrong: abs(value - wrong) <= precision * abs(value)
-        # as typed, it may be the right answer rounded: then it names no mistake
-        and abs(value - expected) > precision * abs(value)
+        lambda value, wrong: (
+            abs(value - wrong) <= precision * abs(value)
+            # as typed, it may be the right answer rounded: then it names no mistake
+            and abs(value - expected) > precision * abs(value)
+        )
     )
 
 
@@ -564,7 +575,9 @@ def _right_with_other_prefix(ctx: _Context, parsed: Parsed) -> tuple[float, str,
     value, _unit, step = other
     tolerance, expected = ctx.instance.tolerance, ctx.expected
     ratio = 1.024**step
-    if tolerance.accepts(expected * ratio, expected) or tolerance.accepts(expected / ratio, expected):
+    if tolerance.accepts(expected * ratio, expected) or tolerance.accepts(
+        expected / ratio, expected
+    ):
         return None  # the slip would be graded right: nothing to name
     precision = parsed.typed_precision
     if 0 < precision <= MAX_TYPED_PRECISION:
@@ -612,7 +625,9 @@ def _magnitude(
         off = abs(ratio - 1) * 100
         # under 1 % off (an abs or sig tolerance): the size to one digit, and how close is close
         size = f"{off:.0f}" if off >= 1 else f"{off:.1g}"
-        feedback = f"The right order of magnitude, but {size}% too {'high' if ratio > 1 else 'low'}."
+        feedback = (
+            f"The right order of magnitude, but {size}% too {'high' if ratio > 1 else 'low'}."
+        )
         if off < 1:
             tolerance = ctx.instance.tolerance
             feedback += (

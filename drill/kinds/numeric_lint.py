@@ -6,7 +6,9 @@ misconception id is in the catalogue, every preset exists, `show_as` fits the
 answer's unit. Then the template is drawn with seeds 0..draws-1: each draw must
 evaluate, render, and give a finite positive answer that no misconception matches
 within the question's tolerance. On each draw no two of the question's misconceptions
-may match each other (the grader would name only the first), and none may match one of
+with different ids may match each other (the grader would name only one), unless the
+template's `ties` says which of the two it names (a tie that never applies, or that names
+a mistake the template does not list, is reported too); and none may match one of
 the grader's ratio slips (8x for bits) on some draws but not all (that slip would be
 misnamed; on every draw, the misconception is just a more precise name for it).
 
@@ -28,7 +30,13 @@ from typing import TYPE_CHECKING
 from drill.bank.schema import GpuParam, NumericQuestion, PresetParam
 from drill.errors import BankError, ExprError
 from drill.kinds.instance import InstanceError
-from drill.kinds.numeric_draw import NumericDraw, compiled, draw_numeric, render_numeric
+from drill.kinds.numeric_draw import (
+    NumericDraw,
+    compiled,
+    draw_numeric,
+    render_numeric,
+    tie_losers,
+)
 from drill.kinds.numeric_slips import same, slip_draws
 from drill.kinds.params import param_fields
 
@@ -108,9 +116,16 @@ def lint_numeric(question: NumericQuestion, report: LintReport, context: LintCon
     shown = _check_placeholders(question, report, known | set(defined) | figure_names(question))
     texts_ok = len(report.problems) == before
     _check_params_used(question, report, defined, used, shown, derived_uses)
+    ties = _tie_pairs(question, report)
     if drawable:
         drawn = _check_draws(question, report, draws, catalogue, presets, render=texts_ok)
-        check_grading(question, report, shown, drawn)
+        needed = check_grading(question, report, shown, drawn)
+        if len(drawn) >= TIE_DRAWS:
+            _check_ties_needed(question, report, ties, needed)
+
+
+# a tie no draw needs is reported only when the template was drawn this many times
+TIE_DRAWS = 200
 
 
 def check_grading(
@@ -118,11 +133,13 @@ def check_grading(
     report: LintReport,
     shown: set[str],
     drawn: Sequence[tuple[int, NumericDraw]],
-) -> None:
+) -> set[frozenset[str]]:
     """On these draws, the grader tells the answer from every named wrong answer and from
-    every slip of the formula (`shown`: the names the prompt shows)."""
-    _check_misconceptions(question, report, drawn)
+    every slip of the formula (`shown`: the names the prompt shows); returns the pairs of
+    the template's ties that some draw needed."""
+    used = _check_misconceptions(question, report, drawn)
     _check_slips(question, report, shown, drawn)
+    return used
 
 
 def _check_show_as(question: NumericQuestion, report: LintReport) -> None:
@@ -233,7 +250,7 @@ def _check_draws(
 
 def _check_misconceptions(
     question: NumericQuestion, report: LintReport, drawn: Sequence[tuple[int, NumericDraw]]
-) -> None:
+) -> set[frozenset[str]]:
     """On every draw, each named wrong answer must differ from the answer and from the
     question's other named wrong answers, or the grader calls it right or names the
     wrong mistake. One that sometimes (not always) equals a slip the grader knows by its
@@ -241,8 +258,10 @@ def _check_misconceptions(
     be named as this one. Always equal, it is the same slip with a more precise name."""
     from drill.kinds.numeric_grade import mistake_for_value
 
+    ties = _tie_pairs(question)
+    used: set[frozenset[str]] = set()
     if not question.misconceptions:
-        return
+        return used
     tolerance = question.tolerance
     # the draws as the grader sees them without the question's own named wrong answers
     bare = [grading_instance(question, seed, draw, named=False) for seed, draw in drawn]
@@ -256,13 +275,20 @@ def _check_misconceptions(
                 continue
             for j, other in enumerate(question.misconceptions[:i]):
                 theirs = draw.misconception_values[j]
-                if other.id != item.id and not tolerance.accepts(theirs, expected) and (
-                    tolerance.accepts(value, theirs) or tolerance.accepts(theirs, value)
+                if (
+                    other.id != item.id
+                    and not tolerance.accepts(theirs, expected)
+                    and (tolerance.accepts(value, theirs) or tolerance.accepts(theirs, value))
                 ):
+                    pair = frozenset((item.id, other.id))
+                    if pair in ties:
+                        used.add(pair)
+                        continue
                     report.add(
                         field,
                         f"'{item.id}' gives the value of '{other.id}' ({value:g}) on seed "
-                        f"{seed}; the grader would name only '{other.id}'",
+                        f"{seed}; the grader would name only '{other.id}' (or say under ties "
+                        "which of the two it names)",
                         key=("same as", other.id),
                     )
             known.setdefault(mistake_for_value(instance, value), seed)
@@ -276,6 +302,48 @@ def _check_misconceptions(
                 f"'{item.id}'",
                 key=("known as",),
             )
+    return used
+
+
+def _tie_pairs(
+    question: NumericQuestion, report: LintReport | None = None
+) -> dict[frozenset[str], int]:
+    """The template's ties that name two of its misconceptions, each pair once, by pair ->
+    index; the others are reported to `report`, if given."""
+    ids = {item.id for item in question.misconceptions}
+    ties: dict[frozenset[str], int] = {}
+    for index, tie in enumerate(question.ties):
+        missing = [name for name in (tie.prefer, tie.over) if name not in ids]
+        pair = frozenset((tie.prefer, tie.over))
+        if missing:
+            problem = f"'{missing[0]}' is not a misconception of this template"
+        elif len(pair) == 1:
+            problem = f"'{tie.prefer}' is tied with itself"
+        elif pair in ties:
+            problem = f"'{tie.prefer}' and '{tie.over}' are tied already in ties[{ties[pair]}]"
+        else:
+            ties[pair] = index
+            continue
+        if report is not None:
+            report.add(("ties", index), problem)
+    return ties
+
+
+def _check_ties_needed(
+    question: NumericQuestion,
+    report: LintReport,
+    ties: dict[frozenset[str], int],
+    used: set[frozenset[str]],
+) -> None:
+    """Some draw needs each of the template's ties (`ties` from _tie_pairs)."""
+    for pair, index in ties.items():
+        if pair not in used:
+            tie = question.ties[index]
+            report.add(
+                ("ties", index),
+                f"'{tie.prefer}' and '{tie.over}' never give one value on {TIE_DRAWS} or more "
+                "draws; the tie is not needed",
+            )
 
 
 def grading_instance(question: NumericQuestion, seed: int, draw: NumericDraw, *, named: bool):
@@ -285,7 +353,7 @@ def grading_instance(question: NumericQuestion, seed: int, draw: NumericDraw, *,
 
     wrong = (
         tuple(
-            MisconceptionValue(m.id, m.id, value, "")
+            MisconceptionValue(m.id, m.id, value, "", tie_losers(question, m.id))
             for m, value in zip(question.misconceptions, draw.misconception_values, strict=True)
         )
         if named
