@@ -102,16 +102,18 @@ PINNED = {
     ("paged-last-block-waste", 2): Pinned(
         {"seqs": 30, "block": 16, "full": 34, "extra": 2, "per_token": 327680},
         137_625_600, "bytes"),
-    # 72 GB − 26 GB − 4 GB = 42e9 B; block 2 × 40 × 8 × 128 × 2 × 16 = 2,621,440 B; 16,021.7
+    # H100: 90 % of 80 GiB = 77,309,411,328 B, less 26 GB and 4 GB = 47,309,411,328 B;
+    # block 2 × 40 × 8 × 128 × 2 × 16 = 2,621,440 B; 18,047.1
     ("paged-pool-blocks", 1): Pinned(
-        {"cap_gb": 80, "util_pct": 90, "params_b": 13, "activations_gb": 4, "block": 16, "layers": 40,
-         "kv_heads": 8},
-        16021, "count"),
-    # 72 GB − 14 GB − 2 GB = 56e9 B; block 2 × 40 × 4 × 128 × 2 × 16 = 1,310,720 B; 42,724.6
+        {"g": "H100 SXM", "util_pct": 90, "params_b": 13, "activations_gb": 4, "block": 16,
+         "layers": 40, "kv_heads": 8},
+        18047, "count"),
+    # H100: 77,309,411,328 B less 14 GB and 2 GB = 61,309,411,328 B; block 2 × 40 × 4 × 128
+    # × 2 × 16 = 1,310,720 B; 46,775.4
     ("paged-pool-blocks", 2): Pinned(
-        {"cap_gb": 80, "util_pct": 90, "params_b": 7, "activations_gb": 2, "block": 16, "layers": 40,
-         "kv_heads": 4},
-        42724, "count"),
+        {"g": "H100 SXM", "util_pct": 90, "params_b": 7, "activations_gb": 2, "block": 16,
+         "layers": 40, "kv_heads": 4},
+        46775, "count"),
     # 2,200 / 256 = 8.6 -> 9 blocks a sequence; 2,600 / 9 = 288.9
     ("paged-max-concurrent", 1): Pinned(
         {"pool_blocks": 2600, "block": 256, "max_len": 2200}, 288, "count"),
@@ -191,13 +193,14 @@ PINNED = {
     # 2 × 48 × 4 × 128 × 2 × 32,768 = 3,221,225,472 B over 4 KV heads
     ("tp-kv-replicated", 2): Pinned(
         {"layers": 48, "kv_heads": 4, "rep": 2, "seq": 32768}, 805_306_368, "bytes"),
-    # 141 GB − 68 GB / 2 = 107e9 B free a GPU; 2 × 32 × 8 × 128 × 2 × 32,768 / 2 =
-    # 2,147,483,648 B a request a GPU; 49.8
+    # H200: 141 GiB − 68 GB / 2 = 151,397,597,184 − 34e9 = 117,397,597,184 B free a GPU;
+    # 2 × 32 × 8 × 128 × 2 × 32,768 / 2 = 2,147,483,648 B a request a GPU; 54.7
     ("tp-requests-fit", 1): Pinned(
-        {"params_b": 34, "layers": 32, "tp": 2, "cap_gb": 141, "seq": 32768, "kv_heads": 8}, 49, "requests"),
-    # 80 GB − 16 GB / 2 = 72e9 B; 2 × 48 × 8 × 128 × 2 × 8,192 / 2 = 805,306,368 B; 89.4
+        {"params_b": 34, "layers": 32, "tp": 2, "g": "H200", "seq": 32768, "kv_heads": 8}, 54, "requests"),
+    # H100: 80 GiB − 16 GB / 2 = 77,899,345,920 B; 2 × 48 × 8 × 128 × 2 × 8,192 / 2 =
+    # 805,306,368 B; 96.7
     ("tp-requests-fit", 2): Pinned(
-        {"params_b": 8, "layers": 48, "tp": 2, "cap_gb": 80, "seq": 8192, "kv_heads": 8}, 89, "requests"),
+        {"params_b": 8, "layers": 48, "tp": 2, "g": "H100 SXM", "seq": 8192, "kv_heads": 8}, 96, "requests"),
     # Llama 3 70B at TP 16: 2 × 80 × 8 × 128 × 2 × 2,048 = 671,088,640 B over its 8 KV heads
     ("tp-kv-per-gpu-preset", 1): Pinned(
         {"m": "Llama 3 70B", "tp": 16, "seq": 2048}, 83_886_080, "bytes"),
@@ -298,10 +301,10 @@ PINNED = {
     ("bug-gib-printed-as-gb-fix", 1): Pinned({"layers": 32, "kv_heads": 8, "seq": 8192}, 1_073_741_824, "bytes"),
     # 2 × 40 × 16 × 128 × 2 × 8,192 = 2.5 GiB
     ("bug-gib-printed-as-gb-fix", 2): Pinned({"layers": 40, "kv_heads": 16, "seq": 8192}, 2_684_354_560, "bytes"),
-    # (4 × 141 − 26) / 1.5 = 358.7
-    ("bug-tp-pool-once-fix", 1): Pinned({"params_b": 13, "tp": 4, "cap_gb": 141, "kv_gb": 1.5}, 358, "requests"),
-    # (4 × 80 − 26) / 2.5 = 117.6
-    ("bug-tp-pool-once-fix", 2): Pinned({"params_b": 13, "tp": 4, "cap_gb": 80, "kv_gb": 2.5}, 117, "requests"),
+    # (4 × 120 − 26) / 1.5 = 302.7
+    ("bug-tp-pool-once-fix", 1): Pinned({"params_b": 13, "tp": 4, "cap_gb": 120, "kv_gb": 1.5}, 302, "requests"),
+    # (4 × 64 − 26) / 2.5 = 92 exactly
+    ("bug-tp-pool-once-fix", 2): Pinned({"params_b": 13, "tp": 4, "cap_gb": 64, "kv_gb": 2.5}, 92, "requests"),
     # ------------------------------------------------------------------ cost per token
     # 128 × 40 = 5,120 tokens/s × 3,600 = 18,432,000 an hour; $2 / that × 10^6
     ("cost-per-million-output", 1): Pinned(
@@ -346,9 +349,9 @@ MISTAKES = [
     ("paged-blocks-per-sequence", 1, "126", "rounded-down-count"),
     ("paged-last-block-waste", 1, "2.5 MiB", "complement-fraction"),  # 40 × 1 × 65,536 B
     ("paged-last-block-waste", 1, "1.9375 MiB", "forgot-requests"),  # 31 × 65,536 B
-    ("paged-pool-blocks", 1, "19073", "ignored-memory-utilization"),  # 50e9 / 2,621,440
-    ("paged-pool-blocks", 1, "25939", "forgot-weights"),  # 68e9 / 2,621,440
-    ("paged-pool-blocks", 1, "18047", "capacity-gb-as-gib"),  # (72 GiB − 30 GB) / 2,621,440
+    ("paged-pool-blocks", 1, "21323", "ignored-memory-utilization"),  # (80 GiB − 30 GB) / 2,621,440
+    ("paged-pool-blocks", 1, "27965", "forgot-weights"),  # (72 GiB − 4 GB) / 2,621,440
+    ("paged-pool-blocks", 1, "16021", "capacity-gib-as-gb"),  # (72 GB − 30 GB) / 2,621,440
     ("paged-max-concurrent", 1, "302", "ignored-block-rounding"),  # 2,600 × 256 / 2,200
     ("prefix-cache-reusable-tokens", 1, "1014", "partial-block-reused"),
     ("prefix-cache-flops-saved", 1, "143.36 TFLOP", "ignored-hit-rate"),
@@ -376,9 +379,9 @@ MISTAKES = [
     ("kv-int4-capacity-gain", 1, "4", "forgot-quant-scales"),
     ("tp-kv-replicated", 1, "64 MiB", "tp-split-past-kv-heads"),
     ("tp-kv-replicated", 1, "256 MiB", "forgot-tp-split"),
-    ("tp-requests-fit", 1, "16", "kv-pool-sized-once"),  # (141 − 68) GB / 4.295 GB
-    ("tp-requests-fit", 1, "24", "forgot-tp-split"),  # 107 GB / 4.295 GB
-    ("tp-requests-fit", 1, "54", "capacity-gb-as-gib"),  # (141 GiB − 34 GB) / 2.147 GB
+    ("tp-requests-fit", 1, "19", "kv-pool-sized-once"),  # (141 GiB − 68 GB) / 4.295 GB
+    ("tp-requests-fit", 1, "27", "forgot-tp-split"),  # (141 GiB − 34 GB) / 4.295 GB
+    ("tp-requests-fit", 1, "49", "capacity-gib-as-gb"),  # (141 GB − 34 GB) / 2.147 GB
     ("tp-kv-per-gpu-preset", 1, "40 MiB", "tp-split-past-kv-heads"),  # 640 MiB / 16
     ("tp-kv-per-gpu-preset", 1, "640 MiB", "forgot-tp-split"),
     ("tp-sequences-per-gpu-preset", 1, "398", "ignored-memory-utilization"),  # all 141 GiB
@@ -409,8 +412,8 @@ MISTAKES = [
     ("bug-sliding-window-fix", 1, "4.5 GiB", "ignored-sliding-window"),  # 4,096 × 36 × 32,768
     ("bug-sliding-window-fix", 1, "576 MiB", "window-on-every-layer"),  # 4,096 × 36 × 4,096
     ("bug-gib-printed-as-gb-fix", 1, "1.074 GiB", "gb-vs-gib"),
-    ("bug-tp-pool-once-fix", 1, "76", "kv-pool-sized-once"),  # (141 − 26) / 1.5
-    ("bug-tp-pool-once-fix", 1, "89", "forgot-tp-split"),  # (141 − 6.5) / 1.5
+    ("bug-tp-pool-once-fix", 1, "62", "kv-pool-sized-once"),  # (120 − 26) / 1.5
+    ("bug-tp-pool-once-fix", 1, "75", "forgot-tp-split"),  # (120 − 6.5) / 1.5
     ("cost-per-million-output", 1, "13.9", "cost-one-stream-rate"),  # $2 / (40 × 3,600) × 10^6
     ("cost-per-million-output", 1, "390.6", "cost-price-per-second"),  # $2 / 5,120 × 10^6
     ("cost-per-million-output", 1, "1.085e-7", "cost-per-token-not-million"),

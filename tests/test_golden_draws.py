@@ -374,17 +374,19 @@ NUMERIC_DRAWS = {
         params={
             "model": "Qwen2.5 7B", "model_layers": 28, "model_kv_heads": 4, "model_q_heads": 28,
             "model_head_dim": 128, "model_hidden": 3584, "model_dtype_bytes": 2,
-            "model_params": 7_610_000_000, "model_active": 7_610_000_000, "cap_gb": 141,
-            "seq": 2048, "weights": 15_220_000_000, "free": 125_780_000_000,
-            "per_request": 117_440_512, "fit": 1071,
+            "model_params": 7_610_000_000, "model_active": 7_610_000_000, "g": "H200",
+            "g_memory": 151_397_597_184, "g_bandwidth": 4_800_000_000_000,
+            "g_flops": 989_000_000_000_000, "seq": 2048, "capacity": 151_397_597_184,
+            "weights": 15_220_000_000, "free": 136_177_597_184, "per_request": 117_440_512,
+            "fit": 1159,
         },
-        expected=1071, unit="requests", show_as=None,
+        expected=1159, unit="requests", show_as=None,
         text=(
             "Qwen2.5 7B (7,610,000,000 parameters, 2-byte weights and cache; 28 layers, 4 KV "
-            "heads, head dimension 128) runs alone on a GPU with 141 GB (10^9 bytes). Each "
-            "request must be able to reach 2,048 tokens. Using the plain KV formula (ignore "
-            "sliding windows), activations and overhead, how many requests fit next to the "
-            "weights?"
+            "heads, head dimension 128) runs alone on an H200 with 141 GiB (a GiB is 2^30 "
+            "bytes). Each request must be able to reach 2,048 tokens. Using the plain KV "
+            "formula (ignore sliding windows), activations and overhead, how many requests fit "
+            "next to the weights?"
         ),
     ),
     ("preset-requests-fit", 2230): Draw(
@@ -392,16 +394,18 @@ NUMERIC_DRAWS = {
             "model": "Mistral 7B v0.1", "model_layers": 32, "model_kv_heads": 8,
             "model_q_heads": 32, "model_head_dim": 128, "model_hidden": 4096,
             "model_dtype_bytes": 2, "model_params": 7_240_000_000, "model_active": 7_240_000_000,
-            "cap_gb": 141, "seq": 2048, "weights": 14_480_000_000, "free": 126_520_000_000,
-            "per_request": 268_435_456, "fit": 471,
+            "g": "H200", "g_memory": 151_397_597_184, "g_bandwidth": 4_800_000_000_000,
+            "g_flops": 989_000_000_000_000, "seq": 2048, "capacity": 151_397_597_184,
+            "weights": 14_480_000_000, "free": 136_917_597_184, "per_request": 268_435_456,
+            "fit": 510,
         },
-        expected=471, unit="requests", show_as=None,
+        expected=510, unit="requests", show_as=None,
         text=(
             "Mistral 7B v0.1 (7,240,000,000 parameters, 2-byte weights and cache; 32 layers, 8 KV "
-            "heads, head dimension 128) runs alone on a GPU with 141 GB (10^9 bytes). Each "
-            "request must be able to reach 2,048 tokens. Using the plain KV formula (ignore "
-            "sliding windows), activations and overhead, how many requests fit next to the "
-            "weights?"
+            "heads, head dimension 128) runs alone on an H200 with 141 GiB (a GiB is 2^30 "
+            "bytes). Each request must be able to reach 2,048 tokens. Using the plain KV "
+            "formula (ignore sliding windows), activations and overhead, how many requests fit "
+            "next to the weights?"
         ),
     ),
     ("preset-kv-tensor-parallel", 1): Draw(

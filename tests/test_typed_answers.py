@@ -1,12 +1,12 @@
 """Answers typed the way candidates write them, against real questions of the built-in deck.
 
 Each row is a fixed (question, seed) and an answer as a person types it, with the verdict
-and the words the user is told: a count with what it counts ("36 steps", "16,021 blocks"),
-a count of something else than the question counts ("16,021 requests" for blocks: the
+and the words the user is told: a count with what it counts ("36 steps", "18,047 blocks"),
+a count of something else than the question counts ("18,047 requests" for blocks: the
 number is right, the thing is not, and the user is told so in one line), rates
 ("17.2 req/s", "38.5 tps"), ranks ("77th", "p77"), a hedge ("about 42"), bits where bits
 are asked, and a rate where a count is asked (a named mistake). The draws, worked out by
-hand: chunked-prefill-steps 1 is 36 steps; paged-pool-blocks 1 is 16,021 blocks;
+hand: chunked-prefill-steps 1 is 36 steps; paged-pool-blocks 1 is 18,047 blocks;
 paged-max-concurrent 1 is 288 sequences; moe-experts-touched 1 is 11.4375 experts;
 goodput-both-slos 1 is 20 × 0.86 = 17.2 requests/s; littles-law-concurrency 1 is 180
 requests; tps-per-user-from-tpot 1 is 1,000 / 26 = 38.46 tokens/s; system-tps-from-batch 1
@@ -55,12 +55,12 @@ ROWS = [
     ('chunked-prefill-steps', 1, '36 step', 'correct', True, None, ''),
     ('chunked-prefill-steps', 1, '36 blocks', 'unit', False, None, 'You answered in blocks; the question counts steps: 36 steps.'),
     ('chunked-prefill-steps', 1, 'about 36', 'correct', True, None, ''),
-    ('paged-pool-blocks', 1, '16021 blocks', 'correct', True, None, ''),
-    ('paged-pool-blocks', 1, '16,021 blocks', 'correct', True, None, ''),
-    ('paged-pool-blocks', 1, '16021 requests', 'unit', False, None, 'You answered in requests; the question counts blocks: 16,021 blocks.'),
-    ('paged-pool-blocks', 1, '16021 sequences', 'unit', False, None, 'You answered in sequences; the question counts blocks: 16,021 blocks.'),
-    ('paged-pool-blocks', 1, '16021', 'correct', True, None, ''),
-    ('paged-pool-blocks', 1, '16022 blocks', 'magnitude', False, None, 'The right order of magnitude, but 0.006% too high. Accepted within ±0.5. You gave 16,022; the answer is 16,021.'),
+    ('paged-pool-blocks', 1, '18047 blocks', 'correct', True, None, ''),
+    ('paged-pool-blocks', 1, '18,047 blocks', 'correct', True, None, ''),
+    ('paged-pool-blocks', 1, '18047 requests', 'unit', False, None, 'You answered in requests; the question counts blocks: 18,047 blocks.'),
+    ('paged-pool-blocks', 1, '18047 sequences', 'unit', False, None, 'You answered in sequences; the question counts blocks: 18,047 blocks.'),
+    ('paged-pool-blocks', 1, '18047', 'correct', True, None, ''),
+    ('paged-pool-blocks', 1, '18048 blocks', 'magnitude', False, None, 'The right order of magnitude, but 0.006% too high. Accepted within ±0.5. You gave 18,048; the answer is 18,047.'),
     ('paged-max-concurrent', 1, '288 sequences', 'correct', True, None, ''),
     ('paged-max-concurrent', 1, '288 requests', 'correct', True, None, ''),
     ('paged-max-concurrent', 1, '288 seqs', 'correct', True, None, ''),

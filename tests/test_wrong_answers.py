@@ -68,19 +68,22 @@ ROWS = [
     ("kv-bytes-per-token", 1, "64 KiB", "misconception", "query-heads"),
     ("kv-bytes-per-token", 1, "8 KiB", "misconception", "forgot-kv-factor"),
     ("kv-bytes-per-token", 1, "1 KiB", "misconception", "forgot-layers"),
-    # requests-fit-after-weights 1: (141e9 - 14e9) B / (2 x 32 x 8 x 128 x 2,048 x 2 B) = 473.1
-    ("requests-fit-after-weights", 1, "473 requests", "correct", None),
-    ("requests-fit-after-weights", 1, "474 requests", "misconception", "rounded-up-capacity"),
-    ("requests-fit-after-weights", 1, "511 requests", "misconception", "capacity-gb-as-gib"),
-    ("requests-fit-after-weights", 1, "525 requests", "misconception", "forgot-weights"),
-    ("requests-fit-after-weights", 1, "946 requests", "misconception", "forgot-kv-factor"),
+    # requests-fit-after-weights 1: an H200, (141 x 2^30 - 14e9) B / (2 x 32 x 8 x 128 x
+    # 2,048 x 2 B) = 137,397,597,184 / 268,435,456 = 511.8
+    ("requests-fit-after-weights", 1, "511 requests", "correct", None),
+    ("requests-fit-after-weights", 1, "512 requests", "misconception", "rounded-up-capacity"),
+    # 141 GiB taken as 141e9 bytes: 127e9 / 268,435,456 = 473.1
+    ("requests-fit-after-weights", 1, "473 requests", "misconception", "capacity-gib-as-gb"),
+    ("requests-fit-after-weights", 1, "564 requests", "misconception", "forgot-weights"),
+    ("requests-fit-after-weights", 1, "1023 requests", "misconception", "forgot-kv-factor"),
     # longest-context-fits 1: 48 GB, 8B weights, 28 layers x 4 KV heads, 24 requests
     ("longest-context-fits", 1, "25823 tokens", "misconception", "capacity-gb-as-gib"),
     ("longest-context-fits", 1, "558035 tokens", "misconception", "forgot-requests"),
     ("longest-context-fits", 1, "34877 tokens", "misconception", "forgot-weights"),
-    # preset-requests-fit 1: Qwen2.5 7B on 141 GB at 2,048 tokens: 1,071
-    ("preset-requests-fit", 1, "1159 requests", "misconception", "capacity-gb-as-gib"),
-    ("preset-requests-fit", 1, "1200 requests", "misconception", "forgot-weights"),
+    # preset-requests-fit 1: Qwen2.5 7B on an H200 (141 GiB) at 2,048 tokens:
+    # (151,397,597,184 - 15.22e9) / 117,440,512 = 1,159.5; 141e9 in place of 141 GiB: 1,071
+    ("preset-requests-fit", 1, "1071 requests", "misconception", "capacity-gib-as-gb"),
+    ("preset-requests-fit", 1, "1289 requests", "misconception", "forgot-weights"),
     # preset-mha-requests-fit 2: OPT-13B on 80 GB at 1,024 tokens: 64
     ("preset-mha-requests-fit", 2, "64 requests", "correct", None),
     ("preset-mha-requests-fit", 2, "71 requests", "misconception", "capacity-gb-as-gib"),
@@ -112,15 +115,15 @@ ROWS = [
     ("kv-gqa-then-fp8", 1, "24 KiB", "misconception", "per-token-not-total"),
     # contiguous-waste-bytes 1 again: 3.375 GiB over 32 layers
     ("contiguous-waste-bytes", 1, "108 MiB", "misconception", "forgot-layers"),
-    # requests-fit-after-weights 1 again: 127 GB free, 256 MiB a request (8 MiB a layer,
-    # 128 KiB a token); the weights at one byte a parameter leave 134 GB
-    ("requests-fit-after-weights", 1, "15139 requests", "misconception", "forgot-layers"),
-    ("requests-fit-after-weights", 1, "968933", "misconception", "per-token-not-total"),
-    ("requests-fit-after-weights", 1, "499 requests", "misconception", "wrong-dtype-bytes"),
-    # preset-requests-fit 1 again: 141 GB - 15.22 GB of weights, 28 x 4 x 128 x 2 x 2 B a token
-    ("preset-requests-fit", 1, "1071 requests", "correct", None),
-    ("preset-requests-fit", 1, "29988 requests", "misconception", "forgot-layers"),
-    ("preset-requests-fit", 1, "1135 requests", "misconception", "wrong-dtype-bytes"),
+    # requests-fit-after-weights 1 again: 137.4 GB free, 256 MiB a request (8 MiB a layer,
+    # 128 KiB a token); the weights at one byte a parameter leave 144.4 GB
+    ("requests-fit-after-weights", 1, "16379 requests", "misconception", "forgot-layers"),
+    ("requests-fit-after-weights", 1, "1048260", "misconception", "per-token-not-total"),
+    ("requests-fit-after-weights", 1, "537 requests", "misconception", "wrong-dtype-bytes"),
+    # preset-requests-fit 1 again: 141 GiB - 15.22 GB of weights, 28 x 4 x 128 x 2 x 2 B a token
+    ("preset-requests-fit", 1, "1159 requests", "correct", None),
+    ("preset-requests-fit", 1, "32467 requests", "misconception", "forgot-layers"),
+    ("preset-requests-fit", 1, "1224 requests", "misconception", "wrong-dtype-bytes"),
     # preset-kv-tensor-parallel 2230 again: 320 MiB a GPU over 80 layers and 4,096 tokens
     ("preset-kv-tensor-parallel", 2230, "4 MiB", "misconception", "forgot-layers"),
     ("preset-kv-tensor-parallel", 2230, "80 KiB", "misconception", "per-token-not-total"),
@@ -154,17 +157,23 @@ ROWS = [
     # last block; the 109 blocks of each sequence hold 8.515625 GiB in all
     ("paged-last-block-waste", 1, "77.5 MiB", "correct", None),
     ("paged-last-block-waste", 1, "8.52 GiB", "misconception", "total-not-difference"),
-    # paged-pool-blocks 1: 72 GB - 26 GB - 4 GB = 42 GB in blocks of 2.5 MiB = 16,021
-    ("paged-pool-blocks", 1, "16021", "correct", None),
-    ("paged-pool-blocks", 1, "17547", "misconception", "forgot-activations"),
-    ("paged-pool-blocks", 1, "640869", "misconception", "forgot-layers"),
-    ("paged-pool-blocks", 1, "32043", "misconception", "forgot-kv-factor"),
-    # tp-requests-fit 1: 34B over 2 GPUs of 141 GB, 2 GiB of each request's cache a GPU:
-    # 107 GB / 2 GiB = 49
-    ("tp-requests-fit", 1, "49 requests", "correct", None),
-    ("tp-requests-fit", 1, "33 requests", "misconception", "forgot-tp-split"),  # all weights
-    ("tp-requests-fit", 1, "1594 requests", "misconception", "forgot-layers"),
-    ("tp-requests-fit", 1, "99 requests", "misconception", "forgot-kv-factor"),
+    # paged-pool-blocks 1: an H100, 90 % of 80 GiB = 77,309,411,328 B, less 26 GB and 4 GB,
+    # in blocks of 2.5 MiB (2,621,440 B) = 18,047.1
+    ("paged-pool-blocks", 1, "18047", "correct", None),
+    ("paged-pool-blocks", 1, "19572", "misconception", "forgot-activations"),
+    ("paged-pool-blocks", 1, "721884", "misconception", "forgot-layers"),
+    ("paged-pool-blocks", 1, "36094", "misconception", "forgot-kv-factor"),
+    # tp-requests-fit 1: 34B over 2 H200s of 141 GiB, 2 GiB of each request's cache a GPU:
+    # (151,397,597,184 - 34e9) B / 2 GiB = 54.7
+    ("tp-requests-fit", 1, "54 requests", "correct", None),
+    ("tp-requests-fit", 1, "38 requests", "misconception", "forgot-tp-split"),  # all weights
+    ("tp-requests-fit", 1, "1749 requests", "misconception", "forgot-layers"),
+    ("tp-requests-fit", 1, "109 requests", "misconception", "forgot-kv-factor"),
+    # tp-requests-fit 30: 8B over 2 H200s, 60 layers, 32,768 tokens (3.75 GiB a GPU): both
+    # all the weights on every GPU, (141 GiB - 16e9) / 3.75 GiB = 33.6, and 141e9 in place
+    # of 141 GiB, (141e9 - 8e9) / 3.75 GiB = 33.03, give 33; the tie names the first
+    ("tp-requests-fit", 30, "35 requests", "correct", None),
+    ("tp-requests-fit", 30, "33 requests", "misconception", "forgot-tp-split"),
     # disagg-kv-transfer-bytes 1: 32 layers x 4 KV heads x 128 x 1 B, 4,096 prompt tokens
     ("disagg-kv-transfer-bytes", 1, "128 MiB", "correct", None),
     ("disagg-kv-transfer-bytes", 1, "4 MiB", "misconception", "forgot-layers"),
@@ -188,10 +197,16 @@ ROWS = [
     ("bug-hidden-size-fix", 5, "149 requests", "misconception", "forgot-kv-factor"),
     ("bug-hidden-size-fix", 5, "2384 requests", "misconception", "forgot-layers"),
     ("bug-hidden-size-fix", 5, "80 requests", "misconception", "capacity-gb-as-gib"),
-    # bug-tp-pool-once-fix 5: (4 x 141 GB - 68 GB) / 1.5 GB = 330
-    ("bug-tp-pool-once-fix", 5, "330 requests", "correct", None),
-    ("bug-tp-pool-once-fix", 5, "376 requests", "misconception", "forgot-weights"),
-    ("bug-tp-pool-once-fix", 5, "358 requests", "misconception", "capacity-gb-as-gib"),
+    # bug-tp-pool-once-fix 5: (4 x 120 GB - 68 GB) / 1.5 GB = 274.7
+    ("bug-tp-pool-once-fix", 5, "274 requests", "correct", None),
+    ("bug-tp-pool-once-fix", 5, "320 requests", "misconception", "forgot-weights"),
+    # (4 x 120 x 1.073741824 - 68) / 1.5 = 298.3
+    ("bug-tp-pool-once-fix", 5, "298 requests", "misconception", "capacity-gb-as-gib"),
+    # bug-tp-pool-once-fix 20: 8B over 2 GPUs of 120 GB, 2.5 GB a request: 240 / 2.5 = 96
+    # with the weights left out, and (240 x 1.073741824 - 16) / 2.5 = 96.68 with the budget
+    # read as GiB; the tie names the first
+    ("bug-tp-pool-once-fix", 20, "89 requests", "correct", None),
+    ("bug-tp-pool-once-fix", 20, "96 requests", "misconception", "forgot-weights"),
     # bug-query-heads-fix 5: 2 x 32 x 4 x 128 x 32,768 x 2 B = 2 GiB
     ("bug-query-heads-fix", 5, "64 MiB", "misconception", "forgot-layers"),
     ("bug-query-heads-fix", 5, "64 KiB", "misconception", "per-token-not-total"),
