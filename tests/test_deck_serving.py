@@ -352,11 +352,13 @@ MISTAKES = [
     ("paged-pool-blocks", 1, "21323", "ignored-memory-utilization"),  # (80 GiB − 30 GB) / 2,621,440
     ("paged-pool-blocks", 1, "27965", "forgot-weights"),  # (72 GiB − 4 GB) / 2,621,440
     ("paged-pool-blocks", 1, "16021", "capacity-gib-as-gb"),  # (72 GB − 30 GB) / 2,621,440
+    # 47,309,411,328 B over one token's 2 × 40 × 8 × 128 × 2 = 163,840 B: 288,753 tokens
+    ("paged-pool-blocks", 1, "288753", "per-token-not-total"),
     ("paged-max-concurrent", 1, "302", "ignored-block-rounding"),  # 2,600 × 256 / 2,200
     ("prefix-cache-reusable-tokens", 1, "1014", "partial-block-reused"),
     ("prefix-cache-flops-saved", 1, "143.36 TFLOP", "ignored-hit-rate"),
     ("prefix-cache-mean-ttft", 1, "339.2 ms", "ignored-hit-rate"),  # 230 + 1,024 × 16e9 / 150e12
-    ("prefix-cache-mean-ttft", 1, "557.7 ms", "used-full-context"),  # 230 + 3,072 × ...
+    ("prefix-cache-mean-ttft", 1, "557.7 ms", "prefix-hit-ignored"),  # 230 + 3,072 × ...
     ("spec-expected-tokens", 1, "1.7731", "spec-forgot-bonus-token"),
     ("spec-expected-tokens", 1, "3.8", "spec-independent-acceptance"),  # 4 × 0.7 + 1
     ("spec-expected-tokens", 1, "5", "spec-all-accepted"),
@@ -370,6 +372,7 @@ MISTAKES = [
     ("mla-latent-per-request", 1, "38.125 GiB", "mla-as-mha"),
     ("mla-vs-gqa-per-token", 1, "3.56", "forgot-kv-factor"),
     ("mla-vs-gqa-per-token", 1, "8", "mla-forgot-rope"),  # 4,096 / 512
+    ("mla-vs-gqa-per-token", 1, "0.1406", "inverted-ratio"),  # 576 / 4,096
     ("mla-tp-per-gpu", 1, "17.16 MiB", "mla-split-by-tp"),  # 137.25 MiB / 8
     ("moe-batch1-step-floor", 1, "25.07 ms", "moe-read-all-experts"),  # (4 + 16 × 5)e9 / 3.35e12
     ("moe-batch1-step-floor", 1, "2.985 ms", "moe-forgot-shared"),  # 10e9 / 3.35e12

@@ -44,7 +44,7 @@ ROWS = [
     # ttft-with-prefix-hit 1: 160 ms + 2 x 8e9 x (3,072 - 2,048) FLOP at 150 TFLOP/s
     ("ttft-with-prefix-hit", 1, "269 ms", "correct", None),
     ("ttft-with-prefix-hit", 1, "109 ms", "misconception", "forgot-queue"),
-    ("ttft-with-prefix-hit", 1, "488 ms", "misconception", "used-full-context"),
+    ("ttft-with-prefix-hit", 1, "488 ms", "misconception", "prefix-hit-ignored"),
     ("ttft-with-prefix-hit", 1, "269 s", "misconception", "ms-vs-s"),
     # kv-gqa-then-fp8 1: 2 x 24 layers x 4 KV heads x 128 x 8,192 x 1 byte = 192 MiB
     ("kv-gqa-then-fp8", 1, "192 MiB", "correct", None),
@@ -63,6 +63,12 @@ ROWS = [
     ("kv-bytes-per-request", 2230, "0.5 GB", "misconception", "gb-vs-gib"),
     ("kv-bytes-per-request", 2230, "0.537 GB", "correct", None),
     ("kv-bytes-per-request", 2230, "512 KiB", "misconception", "off-by-1024"),
+    # kv-bytes-per-request 1: 2 x 24 x 16 x 256 x 1 byte x 2,048 = 384 MiB; with 2-byte
+    # elements where the text says 1, 768 MiB
+    ("kv-bytes-per-request", 1, "384 MiB", "correct", None),
+    ("kv-bytes-per-request", 1, "768 MiB", "misconception", "wrong-dtype-bytes"),
+    # on 2230 (2-byte elements), 256 MiB is both half of K+V and 1-byte elements: the tie
+    # names the K+V factor (the row above); 7 query heads a KV head, so no tie on doubling
     # kv-bytes-per-token 1: 2 x 16 x 8 x 64 x 1 byte = 16 KiB; 4 query heads a KV head
     ("kv-bytes-per-token", 1, "128 KiB", "misconception", "bits-vs-bytes"),
     ("kv-bytes-per-token", 1, "64 KiB", "misconception", "query-heads"),
@@ -105,6 +111,9 @@ ROWS = [
     ("decode-step-floor-with-kv", 2230, "2.68 ms", "misconception", "forgot-weights"),
     ("decode-step-floor-with-kv", 2230, "3.44 ms", "misconception", "forgot-requests"),
     ("decode-step-floor-with-kv", 2230, "3.33 ms", "misconception", "forgot-kv-reads"),
+    # the 16 GB of weights read once for each of the 24 sequences: (24 x 16e9 +
+    # 12,884,901,888) B / 4.8 TB/s = 82.68 ms
+    ("decode-step-floor-with-kv", 2230, "82.68 ms", "misconception", "weights-read-per-sequence"),
     # kv-bytes-per-request 2230 again: one token is 2 x 32 x 8 x 128 x 2 B = 128 KiB
     ("kv-bytes-per-request", 2230, "128 KiB", "misconception", "per-token-not-total"),
     # kv-bytes-multi-head 1: 32 layers x 64 heads x 64 dims, 2 B, 8,192 tokens = 4 GiB
@@ -183,6 +192,10 @@ ROWS = [
     # preemption-swap-round-trip 5: 2 copies of 128 MiB at 25 GB/s = 10.7 ms
     ("preemption-swap-round-trip", 5, "10.7 ms", "correct", None),
     ("preemption-swap-round-trip", 5, "0.336 ms", "misconception", "forgot-layers"),
+    # 25 GB/s read as 25 GiB/s: 2 x 2^27 B / (25 x 2^30 B/s) = 10 ms exactly
+    ("preemption-swap-round-trip", 5, "10 ms", "misconception", "gb-vs-gib"),
+    # half of it, one copy or both copies without the K+V factor: the tie names one way
+    ("preemption-swap-round-trip", 5, "5.37 ms", "misconception", "swap-one-way"),
     # spec-expected-tokens 1: alpha 0.7, k = 4: (1 - 0.7^5) / 0.3 = 2.773
     ("spec-expected-tokens", 1, "2.773", "correct", None),
     ("spec-expected-tokens", 1, "2.533", "misconception", "spec-series-one-short"),
