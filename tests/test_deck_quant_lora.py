@@ -41,19 +41,19 @@ def deck():
 PINNED = {
     # ------------------------------------------------------------------ weight quantization
     # 4 bits + (16-bit scale + 4-bit zero) / 128 = 4 + 0.15625
-    ("wq-int4-bits-per-weight", 1): Pinned({"group": 128}, 4.15625, "count"),
+    ("wq-int4-bits-per-weight", 1): Pinned({"group_size": 128}, 4.15625, "count"),
     # 4 + 20 / 64 = 4 + 0.3125
-    ("wq-int4-bits-per-weight", 4): Pinned({"group": 64}, 4.3125, "count"),
+    ("wq-int4-bits-per-weight", 4): Pinned({"group_size": 64}, 4.3125, "count"),
     # 4 + 16/128 = 4.125 bits = 0.515625 B; × 13e9 = 6.703125e9 B
-    ("wq-w4-model-bytes", 1): Pinned({"params_b": 13, "group": 128}, 6_703_125_000, "bytes"),
+    ("wq-w4-model-bytes", 1): Pinned({"params_b": 13, "group_size": 128}, 6_703_125_000, "bytes"),
     # 4 + 16/32 = 4.5 bits = 0.5625 B; × 7e9 = 3.9375e9 B
-    ("wq-w4-model-bytes", 2): Pinned({"params_b": 7, "group": 32}, 3_937_500_000, "bytes"),
+    ("wq-w4-model-bytes", 2): Pinned({"params_b": 7, "group_size": 32}, 3_937_500_000, "bytes"),
     # 8e9 × 0.515625 B = 4.125e9 B over 0.8 × 4.8e12 = 3.84e12 B/s: 1.07421875 ms
     ("wq-w4-decode-step", 1): Pinned(
-        {"params_b": 8, "group": 128, "bw_tbs": 4.8, "mbu_pct": 80}, 0.00107421875, "seconds"),
+        {"params_b": 8, "group_size": 128, "bw_tbs": 4.8, "mbu_pct": 80}, 0.00107421875, "seconds"),
     # 13e9 × (4.25 / 8) = 6.90625e9 B over 0.7 × 4.8e12 = 3.36e12 B/s: 2.05543 ms
     ("wq-w4-decode-step", 2): Pinned(
-        {"params_b": 13, "group": 64, "bw_tbs": 4.8, "mbu_pct": 70}, 0.0020554315476190477, "seconds"),
+        {"params_b": 13, "group_size": 64, "bw_tbs": 4.8, "mbu_pct": 70}, 0.0020554315476190477, "seconds"),
     # 989 / 3.35 = 295.224 FLOP/B; 2 FLOPs per half byte is 4 FLOP/B per sequence: / 4
     ("wq-w4a16-compute-bound-batch", 1): Pinned({"bw_tbs": 3.35}, 73.80597014925372, "count"),
     # 312 / 2.039 = 153.016; / 4
