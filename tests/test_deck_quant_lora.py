@@ -178,6 +178,22 @@ def test_a_rounded_answer_is_right(deck, question_id, seed, answer):
     assert grade(make_instance(deck.get(question_id), seed), answer).correct is True
 
 
+@pytest.mark.parametrize(
+    ("answer", "named", "not_named"),
+    [
+        # 8 / 5,120 = r / d_in: the product by B alone, 2 × r × 17,920 over 2 × 5,120 × 17,920
+        ("0.156%", "only the product by B (17,920 × r)", "only the product by A"),
+        # 8 / 17,920 = r / d_out: the product by A alone, 2 × r × 5,120 over the base
+        ("0.0446%", "only the product by A (r × 5,120)", "only the product by B"),
+    ],
+)
+def test_a_one_factor_slip_names_the_factor_it_kept(deck, answer, named, not_named):
+    verdict = grade(make_instance(deck.get("lora-extra-flops"), 1), answer)
+    assert verdict.misconception == "lora-one-matrix"
+    assert named in verdict.feedback
+    assert not_named not in verdict.feedback
+
+
 def test_the_microscaling_formats_are_told_apart_exactly(deck):
     # MXFP4 (OCP MX spec): 32 values a block, E8M0 scale; NVFP4: 16 a block, E4M3 scale
     # and an FP32 scale per tensor
