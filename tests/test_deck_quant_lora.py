@@ -129,7 +129,9 @@ RIGHT = [
     ("bug-lora-product-fix", 1, "25 MiB"),
     # the cost deck's dollars, typed as plain numbers
     ("cost-per-million-output", 1, "0.1085"),
+    ("cost-per-million-output", 1, "0.11"),  # to the cent: 1.4 % above $0.1085
     ("cost-batch-tradeoff", 1, "0.326"),
+    ("cost-batch-tradeoff", 1, "0.33"),  # to the cent: 1.4 % above $0.3255
     ("cost-tp8-node", 1, "1.11"),
     ("cost-idle-capacity", 1, "1.39"),
     ("cost-input-tokens", 1, "0.249"),
@@ -171,6 +173,18 @@ def test_a_wrong_answer_is_named(deck, question_id, seed, answer, mistake):
     verdict = grade(make_instance(deck.get(question_id), seed), answer)
     assert verdict.correct is False
     assert verdict.misconception == mistake
+
+
+# dollars rounded past the cent are not the answer: $0.10 is 7.8 % below $0.1085
+TOO_COARSE = [
+    ("cost-per-million-output", 1, "0.1"),
+    ("cost-input-tokens", 2, "0.03"),  # 11 % below $0.0337
+]
+
+
+@pytest.mark.parametrize(("question_id", "seed", "answer"), TOO_COARSE)
+def test_a_cost_rounded_past_the_cent_is_not_right(deck, question_id, seed, answer):
+    assert grade(make_instance(deck.get(question_id), seed), answer).correct is False
 
 
 @pytest.mark.parametrize(("question_id", "seed", "answer"), RIGHT)
