@@ -239,6 +239,14 @@ CONCEPT_ANSWERS = [
         [1, 2],
     ),
     (
+        # "costs the same as a chain" is the wrong claim, not the remedy of falling back to one
+        "tree-cost-large-batch",
+        "A tree costs the same as a chain regardless of batch size, because verification is "
+        "always free.",
+        [],
+        [3],
+    ),
+    (
         "moe-eplb-how",
         "It makes redundant copies of the hottest experts and packs them onto GPUs using "
         "measured load statistics, re-planning periodically; routing is unchanged, the "
