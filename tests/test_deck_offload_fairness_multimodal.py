@@ -136,12 +136,12 @@ PINNED = {
     # KV 24,576 × 2,048 = 50,331,648 B + 42 × 304 KiB = 13,074,432 B; 40e9 / 63,406,080 = 630.9
     ("hybrid-sequences-fit", 2): Pinned(
         {"layers": 48, "state_kib": 304, "pool_gb": 40, "seq": 2048}, 630, "requests"),
-    # 25 % of 8,192 = 2,048 tokens × 128 KiB = 268,435,456 B; 40e9 / that = 149.0
+    # 25 % of 8,000 = 2,000 tokens × 128 KiB = 262,144,000 B; 40e9 / that = 152.6
     ("kv-eviction-budget-fit", 1): Pinned(
-        {"budget_pct": 25, "per_token_kib": 128, "seq": 8192, "pool_gb": 40}, 149, "requests"),
-    # 2,048 × 160 KiB = 335,544,320 B; 100e9 / that = 298.0
+        {"budget_pct": 25, "per_token_kib": 128, "seq": 8000, "pool_gb": 40}, 152, "requests"),
+    # 2,000 × 160 KiB = 327,680,000 B; 100e9 / that = 305.2
     ("kv-eviction-budget-fit", 2): Pinned(
-        {"budget_pct": 25, "per_token_kib": 160, "seq": 8192, "pool_gb": 100}, 298, "requests"),
+        {"budget_pct": 25, "per_token_kib": 160, "seq": 8000, "pool_gb": 100}, 305, "requests"),
     # ------------------------------------------------------------------ multimodal
     # 384 × 512 pixels at patch 16: 24 × 32
     ("vit-image-tokens", 1): Pinned({"p": 16, "gw": 24, "gh": 32}, 768, "tokens"),
@@ -202,6 +202,7 @@ MISTAKES = [
     ("token-rate-limit-requests", 1, "40", "rate-limit-prompt-only"),
     ("token-rate-limit-requests", 1, "30", "rate-limit-output-only"),
     ("bug-shed-arrival-rate-fix", 1, "4.33 s", "queue-drains-at-arrival-rate"),  # 52 / 12
+    ("bug-shed-arrival-rate-fix", 2, "0.182 s", "inverted-ratio"),  # 12 / 66
     ("hybrid-attention-kv", 1, "72 GiB", "hybrid-counted-all-layers"),
     ("hybrid-attention-kv", 1, "6 GiB", "forgot-kv-factor"),
     ("hybrid-attention-kv", 1, "1 GiB", "forgot-layers"),  # one attention layer
@@ -211,8 +212,10 @@ MISTAKES = [
     ("hybrid-sequences-fit", 1, "596", "hybrid-forgot-ssm-state"),  # 40e9 / 67,108,864
     ("hybrid-sequences-fit", 1, "74", "hybrid-counted-all-layers"),  # 40e9 / 536,870,912
     ("hybrid-sequences-fit", 1, "508", "capacity-gb-as-gib"),  # 40 GiB / 84,541,440
-    ("kv-eviction-budget-fit", 1, "37", "ignored-eviction-budget"),  # 40e9 / 1 GiB
-    ("kv-eviction-budget-fit", 1, "298", "eviction-budget-half-counted"),  # 40e9 / 128 MiB
+    ("hybrid-sequences-fit", 1, "474", "rounded-up-capacity"),  # ceil(473.1)
+    ("kv-eviction-budget-fit", 1, "38", "ignored-eviction-budget"),  # 40e9 / 1,048,576,000 B
+    ("kv-eviction-budget-fit", 1, "305", "eviction-budget-half-counted"),  # 40e9 / 131,072,000 B
+    ("kv-eviction-budget-fit", 1, "163", "capacity-gb-as-gib"),  # 40 × 2^30 / 262,144,000 B
     ("vit-image-tokens", 1, "24", "patches-one-side"),
     ("vit-image-tokens", 1, "12288", "patches-divided-once"),  # 384 × 512 / 16
     ("image-tiling-tokens", 2, "3072", "forgot-thumbnail"),  # 12 × 256
@@ -305,6 +308,22 @@ CONCEPT_ANSWERS = [
      " the queueing delay can outweigh the saving, so real routers score replicas by match"
      " length against queue length and fall back to the least loaded one.",
      [1, 2, 3, 4], [], 3),
+    # "fewer requests run" for one policy and "packs more in" for the other are both right
+    ("admission-kv-reservation",
+     "Reserving max_tokens up front means a request is never preempted, but most replies stop"
+     " early so those blocks sit empty and fewer requests run. Admitting on the prompt alone"
+     " packs more in, but the pool can run out as they grow, forcing preemption and recompute"
+     " of a victim. vLLM admits optimistically with a watermark.",
+     [1, 2, 3, 4], [], 3),
+    ("encoder-disaggregation",
+     "The vision encoder is disaggregated onto dedicated GPUs because its compute-bound work per"
+     " image would stall other requests' decode steps. It sends the image features (one vector"
+     " per token) to the LLM, far less than the KV cache. Repeated images hit an encoder cache.",
+     [1, 2, 3, 4], [], 3),
+    # a KV cache in the answer is not the encoder's cache of point 4
+    ("encoder-disaggregation",
+     "You must send the KV cache for every layer of the image tokens to the LLM workers.",
+     [], [3], 1),
     ("h2o-eviction-lossy",
      "H2O keeps the recent tokens plus heavy hitters with the largest accumulated attention."
      " Evicting low-attention tokens loses nothing because they were never attended.",
