@@ -296,6 +296,8 @@ CONCEPT_ANSWERS = [
      "Give every tenant the same number of requests per second; an idle tenant accumulates"
      " credit to spend later.",
      [], [1, 4], None),
+    # naming FCFS is not enough when the answer calls it fair
+    ("vtc-fairness", "FCFS is fair enough for tenants.", [], [1], 1),
     ("attention-sinks-streaming",
      "Models dump lots of attention on the first few tokens because softmax must sum to one. If"
      " a sliding window evicts them perplexity explodes. StreamingLLM keeps 4 sink tokens plus a"
