@@ -86,9 +86,18 @@ def test_the_built_in_chains():
     bank = load_default_bank()
     lengths = {q.id: chain_length(q) for q in bank if chain_length(q) > 1}
     assert lengths == {
+        "naive-attention-score-traffic": 3,
+        "flash-decoding-splits": 2,
         "kv-bytes-per-request": 3,
         "kv-bytes-multi-head": 3,
+        "hybrid-attention-kv": 2,
+        "kv-offload-reload-time": 2,
+        "lora-adapter-bytes": 3,
+        "vit-image-tokens": 2,
+        "tp-allreduce-step-time": 2,
         "decode-step-floor-bandwidth": 3,
+        "tree-verify-step-floor": 2,
+        "wq-w4-model-bytes": 3,
     }
     steps = draw_chain(bank.get("decode-step-floor-bandwidth"), bank.get, 7)
     assert [expected(s) for s in steps] == ["7.76 ms", "3.88 ms", "2.71 ms"]

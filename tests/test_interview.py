@@ -383,8 +383,8 @@ def test_the_readme_transcript_is_what_seed_11_asks(tmp_path):
     assert asked == [
         "1. kv-bytes-per-request",
         "2. kv-bytes-per-request",
-        "3. mla-tensor-parallel",
-        "4. paged-attention-block-table",
+        "3. flash-decoding-why",
+        "4. goodput-definition",
     ]
     second = report[report.index("2. kv-bytes-per-request · follow-up to 1 · 0:00") + 1 :][:3]
     assert second == [
@@ -394,7 +394,7 @@ def test_the_readme_transcript_is_what_seed_11_asks(tmp_path):
     ]
     for line in second:
         assert f"\n{line}\n" in readme
-    for question in ("mla-tensor-parallel", "paged-attention-block-table"):
+    for question in ("flash-decoding-why", "goodput-definition"):
         assert f"kvdrill ask {question}\n" in readme
 
 
