@@ -212,7 +212,7 @@ def _compose(num: UnitSpec, den: UnitSpec) -> UnitSpec | None:
     dimension = _RATES.get((num.dimension, den.dimension))
     if dimension is None or den.bits:
         return None
-    den_symbol = "s" if den.symbol == "s" else ("B" if den.symbol == "bytes" else den.symbol)
+    den_symbol = "B" if den.symbol == "bytes" else den.symbol
     # "sequences/s" and "req/s" are requests per second, written one way
     num_symbol = num.dimension if num.noun in _NOUN_DIMENSION else num.symbol
     return UnitSpec(

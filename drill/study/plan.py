@@ -89,7 +89,7 @@ def plan_due(
         if due_at <= now:
             learning = row["state"] in LEARNING_STATES
             why = learning_why(last_ratings.get(q.id)) if learning else "due"
-            due.append((0 if learning else 1, due_at, q.id, why))
+            due.append((not learning, due_at, q.id, why))  # learning cards first
     due.sort(key=lambda t: (t[0], t[1]))
     return [PlanItem(qid, why) for _, _, qid, why in due]
 
