@@ -11,7 +11,7 @@ from drill.bank.schema import Tolerance
 from drill.errors import BankError
 from drill.kinds.grade import grade
 from drill.kinds.instance import Instance, MisconceptionValue
-from drill.kinds.numeric_grade import mistake_for_value
+from drill.kinds.numeric_grade import mistake_for_value, plural_of
 
 GIB, MIB = 2**30, 2**20
 CATALOGUE = load_misconception_catalogue()
@@ -177,6 +177,12 @@ def test_a_bare_number_right_in_no_unit_lists_every_unit_it_was_read_in():
     )
 
 
+def test_a_whole_bare_number_is_echoed_with_thousands_separated():
+    assert grade(KV, "12345").feedback == (
+        "Give the unit: the answer is in GiB. A bare 12,345 is not the answer in GiB or bytes."
+    )
+
+
 @pytest.mark.parametrize(
     ("instance", "tried"),
     [
@@ -311,6 +317,23 @@ def test_no_prefix_slip_is_named_where_the_tolerance_would_take_it():
     )
 
 
+def test_no_prefix_slip_is_named_where_significant_figures_take_it_one_way():
+    # to 2 figures 147.7 MB is 150 MB, and so is 147.7 MiB (154.9 MB); 148 MiB (155.2 MB)
+    # misses by its rounding, and is not named as read with the wrong prefix
+    two_figures = numeric(147_700_000, "bytes", "MiB", tolerance=Tolerance(sig=2))
+    assert grade(two_figures, "148 MiB").feedback == (
+        "The right order of magnitude, but 5% too high. You gave 148 MiB; the answer is 141 MiB."
+    )
+
+
+def test_a_flop_rate_is_never_read_with_a_binary_prefix():
+    # 899.5 "TiB/s" would be 989e12: a FLOP unit has no binary twin
+    assert grade(PEAK, "899.5 TFLOP/s").feedback == (
+        "The right order of magnitude, but 9% too low. You gave 900 TFLOP/s; "
+        "the answer is 989 TFLOP/s."
+    )
+
+
 def test_a_prefix_slip_needs_a_whole_prefix_step():
     three_figures = numeric(2**29, "bytes", "GiB", tolerance=Tolerance(sig=3))
     verdict = grade(three_figures, "0.5345 GB")
@@ -321,6 +344,47 @@ def test_a_thousand_times_is_off_by_1000_at_every_step():
     assert grade(numeric(4, "count"), "4e6").misconception == "off-by-1000"
     tight = numeric(0.02, "seconds", "ms", tolerance=Tolerance(rel=1e-4))
     assert grade(tight, "20 s").misconception == "ms-vs-s"
+
+
+def test_off_by_1024_is_named_up_to_four_steps_and_no_further():
+    # 1024^2 up (0.5 PiB), 1024^4 up and down; 1024^5 up (2^29 · 2^50 bytes) is no slip
+    assert grade(KV, "0.5 PiB").misconception == "off-by-1024"
+    assert grade(KV, "604462909807314587353088 bytes").feedback == (
+        "You gave 536,870,912 PiB; the answer is 0.5 GiB."
+    )
+    # within ±0.1 %: 1024^4 and 1024^-4 exactly, where 1025^4 would be 0.4 % off
+    tight = numeric(2**29, "bytes", "GiB", tolerance=Tolerance(rel=1e-3))
+    assert grade(tight, "512 EiB").misconception == "off-by-1024"
+    assert grade(tight, "0.00048828125 bytes").feedback.endswith(
+        " You gave 0.000488 B; the answer is 0.5 GiB."
+    )
+    assert grade(tight, "0.00048828125 bytes").misconception == "off-by-1024"
+
+
+def test_gb_vs_gib_is_named_up_to_five_prefix_steps_and_no_further():
+    # 0.619 GB is 1.024^6 times 0.5 GiB: no prefix step explains it
+    assert grade(KV, "0.619 GB").feedback == (
+        "The right order of magnitude, but 15% too high. You gave 0.576 GiB; the answer is 0.5 GiB."
+    )
+
+
+def test_a_thousandth_to_the_fourth_is_off_by_1000_within_a_tight_tolerance():
+    tight = numeric(4, "count", tolerance=Tolerance(rel=1e-3))
+    assert grade(tight, "4e-12").misconception == "off-by-1000"
+
+
+def test_a_slip_is_named_at_the_very_edge_of_the_tolerance():
+    # ±0.5 of 12 is ±4.17 %: 12,500 is exactly that far from 12,000
+    fit = numeric(12, "requests", tolerance=Tolerance(abs=0.5))
+    assert grade(fit, "12500").misconception == "off-by-1000"
+    assert grade(fit, "12501").feedback == "You gave 12501; the answer is 12 requests."
+
+
+def test_a_negative_answer_names_no_ratio_slip_even_within_a_wide_tolerance():
+    # ±10 of -5 is ±200 %: 1,000 would be "near" -5,000 by that ratio
+    assert grade(numeric(-5, "count", tolerance=Tolerance(abs=10)), "1000").feedback == (
+        "You gave 1000; the answer is -5."
+    )
 
 
 def test_a_value_is_shown_in_the_answers_unit_from_a_thousandth_to_a_thousand_times():
@@ -424,3 +488,53 @@ def test_how_far_off_a_time_is_said(answer, status, feedback):
 
 def test_a_negative_answer_is_wrong_without_a_size_of_miss():
     assert grade(numeric(-5, None), "7").feedback == "You gave 7; the answer is -5."
+
+
+# --- a size asked as a count of bits or bytes ------------------------------------------
+
+BYTES_EACH = numeric(2, "count", text="How many bytes does one FP16 element take?")
+BITS_EACH = numeric(5, "count", text="How many bits does one element take?")
+
+
+@pytest.mark.parametrize(
+    ("instance", "answer", "verdict"),
+    [
+        (BYTES_EACH, "2 bytes", ("correct", True, 2.0, None, "")),
+        (BYTES_EACH, "16 bits", (
+            "unit", True, 2.0, None, "Right, but the question counts bytes: 2 bytes.")),
+        (numeric(1, "count", text="How many bytes does one FP8 element take?"), "8 bits", (
+            "unit", True, 1.0, None, "Right, but the question counts bytes: 1 byte.")),
+        (BYTES_EACH, "2 bits", ("misconception", False, 0.25, "bits-vs-bytes",
+         CATALOGUE["bits-vs-bytes"].feedback + " You gave 2 bits; the answer is 2 bytes.")),
+        (BITS_EACH, "0.625 bits", ("misconception", False, 0.625, "bits-vs-bytes",
+         CATALOGUE["bits-vs-bytes"].feedback + " You gave 0.625 bits; the answer is 5 bits.")),
+    ],
+)  # fmt: skip
+def test_a_size_is_counted_in_the_unit_the_question_counts(instance, answer, verdict):
+    assert verdict_of(instance, answer) == verdict
+
+
+def test_a_mistake_typed_to_three_figures_is_named_for_a_count_of_bits():
+    # 4.02 typed is 4.02 ± 0.005: the mistake's 4.021 within it, not within ±0.01 %
+    scales = numeric(
+        5, "count", None, [wrong("forgot-quant-scales", 4.021)], Tolerance(rel=1e-4),
+        text="How many bits does one element take?",
+    )  # fmt: skip
+    assert grade(scales, "4.02 bits").misconception == "forgot-quant-scales"
+    # the question's own bits-vs-bytes, matched as typed, speaks before the catalogue's
+    own = MisconceptionValue("bits-vs-bytes", "", 0.6254, "You counted bytes.")
+    counted = numeric(
+        5, "count", None, [own], Tolerance(rel=1e-4), text="How many bits does one element take?"
+    )
+    assert grade(counted, "0.625 bits").feedback == (
+        "You counted bytes. You gave 0.625; the answer is 5."
+    )
+
+
+@pytest.mark.parametrize(
+    ("noun", "many"),
+    [("block", "blocks"), ("gpu", "GPUs"), ("bit", "bits"), ("FLOP", "FLOPs"),
+     ("widget", "widgets")],
+)  # fmt: skip
+def test_a_thing_counted_is_named_in_the_plural_as_the_answers_spell_it(noun, many):
+    assert plural_of(noun) == many

@@ -12,7 +12,8 @@ goodput-both-slos 1 is 20 × 0.86 = 17.2 requests/s; littles-law-concurrency 1 i
 requests; tps-per-user-from-tpot 1 is 1,000 / 26 = 38.46 tokens/s; system-tps-from-batch 1
 is 16 / 0.054 = 296.3 tokens/s; percentile-nearest-rank 1 is position 77 of 77;
 spec-verify-compute-bound-batch 1 is 42.17 sequences; kv-int4-bits-per-element 1 is
-4 + 2 × 2 × 8 / 32 = 5 bits; prefix-cache-flops-saved 1 is 0.3 × 2 × 70e9 × 1,024 =
+4 + 2 × 2 × 8 / 32 = 5 bits; wq-int4-bits-per-weight 1 is 4 + (16 + 4) / 128 =
+4.15625 bits; prefix-cache-flops-saved 1 is 0.3 × 2 × 70e9 × 1,024 =
 43.008 TFLOP; kv-bytes-per-request 2230 is 512 MiB; recompute-vs-cache-positions 1 is
 40,513 positions (tokens).
 """
@@ -107,6 +108,11 @@ ROWS = [
     ('kv-int4-bits-per-element', 1, '5 bytes', 'misconception', False, 'bits-vs-bytes', BITS_VS_BYTES + ' You gave 5 bytes; the answer is 5 bits.'),
     ('kv-int4-bits-per-element', 1, '4 bits', 'misconception', False, 'forgot-quant-scales', "A 4-bit cache stores constants beside the values: a scale (and perhaps a zero point) per group. Spread their bytes over the group's values: an FP16 scale per 32 values adds half a bit to each. You gave 4; the answer is 5."),
     ('kv-int4-bits-per-element', 1, '40 bits', 'misconception', False, 'bits-vs-bytes', BITS_VS_BYTES + ' You gave 40 bits; the answer is 5 bits.'),
+    ('kv-int4-bits-per-element', 1, '40.00001 bits', 'misconception', False, 'bits-vs-bytes', BITS_VS_BYTES + ' You gave 40 bits; the answer is 5 bits.'),
+    ('kv-int4-bits-per-element', 1, '0.625 bits', 'misconception', False, 'bits-vs-bytes', '0.625 is the size in bytes; the question asks for bits. You gave 0.625; the answer is 5.'),
+    ('kv-int4-bits-per-element', 1, '100 bits', 'wrong', False, None, 'You gave 100; the answer is 5.'),
+    ('wq-int4-bits-per-weight', 1, '0.51953125 B', 'unit', True, None, 'Right, but the question counts bits: 4.16 bits.'),
+    ('wq-int4-bits-per-weight', 1, '33.25 bits', 'misconception', False, 'bits-vs-bytes', BITS_VS_BYTES + ' You gave 33.25 bits; the answer is 4.16 bits.'),
     ('prefix-cache-flops-saved', 1, '43 TFLOP', 'correct', True, None, ''),
     ('prefix-cache-flops-saved', 1, '43 TFLOPS', 'unit', False, 'rate-vs-count', 'TFLOP/s is a rate, per second; the question asks for a FLOP count: 43 TFLOP.'),
     ('prefix-cache-flops-saved', 1, '43 TFLOP/s', 'unit', False, 'rate-vs-count', 'TFLOP/s is a rate, per second; the question asks for a FLOP count: 43 TFLOP.'),
@@ -131,6 +137,14 @@ def test_an_answer_as_people_write_it(deck, qid, seed, answer, status, correct, 
     verdict = grade(make_instance(deck[qid], seed), answer)
     assert (verdict.status, verdict.correct, verdict.misconception) == (status, correct, mistake)
     assert verdict.feedback == feedback
+
+
+@pytest.mark.parametrize(
+    ("answer", "bits"),
+    [("5 bits", 5.0), ("0.625 bytes", 5.0), ("5 B", 40.0), ("40 bits", 40.0), ("100 bits", 100.0)],
+)
+def test_a_size_for_a_count_of_bits_is_graded_as_that_many_bits(deck, answer, bits):
+    assert grade(make_instance(deck["kv-int4-bits-per-element"], 1), answer).value == bits
 
 
 # Tolerance that matches the wording: a question that asks "roughly" takes ±8 % (the built-in
