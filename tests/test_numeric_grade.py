@@ -208,6 +208,15 @@ def test_a_bare_number_read_in_the_display_unit_is_shown_that_way():
     )
 
 
+def test_a_bare_number_that_overflows_in_one_unit_is_still_read_in_the_next():
+    # 1e300 GiB is past the largest float; 1e300 KiB (a unit the text states) is not
+    stated = numeric(2**29, "bytes", "GiB", text="64 KiB a token")
+    assert verdict_of(stated, "1e300") == (
+        "wrong", False, 1e300 * 1024, None,
+        "Give the unit: the answer is in GiB. A bare 1e300 is not the answer in GiB, KiB or bytes.",
+    )  # fmt: skip
+
+
 def test_a_unit_slip_is_named_for_a_bare_number_only_as_it_reads_in_bytes():
     verdict = grade(KV, "67108864")  # 64 MiB: the answer in bits
     assert verdict.misconception == "bits-vs-bytes"
