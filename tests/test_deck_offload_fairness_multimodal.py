@@ -11,12 +11,15 @@ must report; the answers rows type the right answer as a person would.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import pytest
+from deck_pins import (
+    Pinned,
+    assert_draw_is_pinned,
+    assert_each_pinned_twice,
+    numeric_templates,
+    read_decks,
+)
 
-from drill.bank.loader import builtin_bank_files, read_bank
-from drill.bank.schema import NumericQuestion
 from drill.kinds import make_instance
 from drill.kinds.grade import grade
 
@@ -28,26 +31,14 @@ DECK_FILES = (
 )
 
 
-class Pinned(NamedTuple):
-    params: dict  # the draw's params (not its derived values)
-    expected: float  # in the base unit of `unit`
-    unit: str
-
-
 @pytest.fixture(scope="module")
 def deck():
     # these decks alone: their ids are unique deck-wide (tests/test_bank.py checks)
-    bank, problems = read_bank([p for p in builtin_bank_files() if p.name in DECK_FILES])
-    assert [str(p) for p in problems] == []
-    return bank
+    return read_decks(DECK_FILES)
 
 
 def these_templates(deck) -> list[str]:
-    return [
-        q.id
-        for q in deck
-        if isinstance(q, NumericQuestion) and deck.source(q.id).path.name in DECK_FILES
-    ]
+    return numeric_templates(deck, lambda name: name in DECK_FILES)
 
 
 # fmt: off
@@ -250,21 +241,12 @@ ANSWERS = [
 
 @pytest.mark.parametrize(("question_id", "seed"), list(PINNED))
 def test_a_template_draws_the_answer_worked_out_by_hand(deck, question_id, seed):
-    want = PINNED[question_id, seed]
-    instance = make_instance(deck.get(question_id), seed)
-    drawn = {name: instance.params[name] for name in deck.get(question_id).params}
-    assert drawn == want.params
-    assert instance.unit == want.unit
-    assert instance.expected == pytest.approx(want.expected, rel=1e-12)
-    assert grade(instance, repr(want.expected)).correct is True
+    assert_draw_is_pinned(deck, question_id, seed, PINNED[question_id, seed])
 
 
 def test_every_template_of_these_decks_is_pinned_for_two_seeds(deck):
     templates = these_templates(deck)
-    assert templates, "these decks hold numeric templates"
-    missing = [qid for qid in templates if sum(q == qid for q, _ in PINNED) < 2]
-    assert missing == []
-    assert {qid for qid, _ in PINNED} <= set(templates)
+    assert_each_pinned_twice(templates, PINNED)
 
 
 @pytest.mark.parametrize(("question_id", "seed", "answer", "mistake"), MISTAKES)

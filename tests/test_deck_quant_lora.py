@@ -9,32 +9,26 @@ serving_cost.yaml, is a serving deck: its pins are in tests/test_deck_serving.py
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import pytest
+from deck_pins import (
+    Pinned,
+    assert_draw_is_pinned,
+    assert_each_pinned_twice,
+    numeric_templates,
+    read_decks,
+)
 
-from drill.bank.loader import builtin_bank_files, read_bank
-from drill.bank.schema import NumericQuestion
 from drill.kinds import make_instance
 from drill.kinds.grade import grade
 
 DECK_FILES = ("weight_quantization.yaml", "multi_lora.yaml")
 
 
-class Pinned(NamedTuple):
-    params: dict  # the draw's params (not its derived values)
-    expected: float  # in the base unit of `unit`
-    unit: str
-
-
 @pytest.fixture(scope="module")
 def deck():
     # these decks alone (and the cost deck, for its answers as typed): their ids are unique
     # deck-wide (tests/test_bank.py checks)
-    files = [p for p in builtin_bank_files() if p.name in (*DECK_FILES, "serving_cost.yaml")]
-    bank, problems = read_bank(files)
-    assert [str(p) for p in problems] == []
-    return bank
+    return read_decks((*DECK_FILES, "serving_cost.yaml"))
 
 
 # fmt: off
@@ -140,32 +134,18 @@ RIGHT = [
 
 
 def deck_templates(deck) -> list[str]:
-    return [
-        q.id
-        for q in deck
-        if isinstance(q, NumericQuestion) and deck.source(q.id).path.name in DECK_FILES
-    ]
+    return numeric_templates(deck, lambda name: name in DECK_FILES)
 
 
 @pytest.mark.parametrize(("question_id", "seed"), list(PINNED))
 def test_a_template_draws_the_answer_worked_out_by_hand(deck, question_id, seed):
-    want = PINNED[question_id, seed]
-    instance = make_instance(deck.get(question_id), seed)
-    drawn = {name: instance.params[name] for name in deck.get(question_id).params}
-    assert drawn == want.params
-    assert instance.unit == want.unit
-    assert instance.expected == pytest.approx(want.expected, rel=1e-12)
-    # a share is typed as a percentage, as a person writes it
-    typed = f"{want.expected * 100!r}%" if want.unit == "fraction" else repr(want.expected)
-    assert grade(instance, typed).correct is True
+    assert_draw_is_pinned(deck, question_id, seed, PINNED[question_id, seed])
 
 
 def test_every_template_of_the_two_decks_is_pinned_for_two_seeds(deck):
     templates = deck_templates(deck)
     assert len(templates) == 9
-    missing = [qid for qid in templates if sum(q == qid for q, _ in PINNED) < 2]
-    assert missing == []
-    assert {qid for qid, _ in PINNED} <= set(templates)
+    assert_each_pinned_twice(templates, PINNED)
 
 
 @pytest.mark.parametrize(("question_id", "seed", "answer", "mistake"), MISTAKES)
