@@ -518,3 +518,38 @@ def test_a_rate_in_bits_stays_in_bits_and_a_minute_divides_by_60():
     assert parse_unit("Gb/s").bits is True
     assert (parse_unit("GB/min").mul, parse_unit("GB/min").div) == (10**9, 60)
     assert parse_answer("60 GB/min").value == 1e9
+
+
+# ---------------------------------------------------------------- count nouns
+@pytest.mark.parametrize(
+    ("noun", "many"),
+    [
+        ("block", "blocks"), ("box", "boxes"), ("batch", "batches"), ("mesh", "meshes"),
+        ("bus", "buses"), ("entry", "entries"), ("day", "days"), ("key", "keys"),
+        ("toy", "toys"), ("guy", "guys"),
+    ],
+)  # fmt: skip
+def test_the_plural_of_a_count_noun(noun, many):
+    from drill.quantities.units import plural
+
+    assert plural(noun) == many
+
+
+def test_a_noun_the_question_counts_is_read_as_a_count_of_it_in_any_case():
+    three = parse_answer("3 widgets", nouns=["widget"])
+    assert (three.value, three.dimension, three.unit_symbol, three.noun) == (
+        3.0, "count", "widgets", "widget",
+    )  # fmt: skip
+    one = parse_answer("1 Widget", nouns=["Widget"])
+    assert (one.value, one.unit_symbol, one.noun) == (1.0, "widgets", "widget")
+
+
+@pytest.mark.parametrize("answer", ["3 gadgets", "5 distinct widgets"])
+def test_a_noun_neither_counted_nor_known_is_not_read(answer):
+    with pytest.raises(AnswerError, match="is not a unit I know"):
+        parse_answer(answer, nouns=["widget"])
+
+
+def test_a_known_count_noun_after_a_word_that_is_no_unit_is_read():
+    experts = parse_answer("11.44 distinct experts")
+    assert (experts.value, experts.unit_symbol, experts.noun) == (11.44, "experts", "expert")
