@@ -18,6 +18,11 @@ QUESTIONS = 6  # the durability fixture deck: concept questions any text answers
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL")
 
 
+def _default_signals() -> None:
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
 class QuizProcess:
     """`python -m drill quiz` on piped stdin, with its stdout collected as it comes."""
 
@@ -32,10 +37,10 @@ class QuizProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=REPO,
-            # a runner started in the background may hand down SIGINT ignored, and Python
-            # then never turns it into KeyboardInterrupt: give the quiz the default, as a
-            # terminal does
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            # a runner started in the background may hand down SIGINT ignored (and one under
+            # nohup SIGHUP), and the quiz rightly leaves an ignored signal ignored: give it
+            # the defaults, as a terminal does
+            preexec_fn=_default_signals,
         )
         self.out = bytearray()
         self.changed = threading.Condition()
