@@ -41,6 +41,7 @@ from drill.bank.schema import GpuParam, NumericQuestion, PresetParam
 from drill.errors import ExprError
 from drill.kinds.instance import InstanceError
 from drill.kinds.numeric_draw import compiled, draw_numeric
+from drill.kinds.numeric_slips import same
 from drill.kinds.params import param_fields
 
 # a unit at the end of a name: (its factor to base units)
@@ -177,11 +178,6 @@ def _needed_derived(question: NumericQuestion) -> set[str]:
             needed.add(name)
             todo.extend(compiled(question.derived[name]).names)
     return needed
-
-
-def same(a: float, b: float) -> bool:
-    """Two values equal up to float rounding (a formula arranged another way)."""
-    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 
 
 @dataclass(frozen=True)
