@@ -134,9 +134,12 @@ def deck_coverage(
         row = topics.setdefault(question.topic, dict.fromkeys(kinds, 0))
         row[question.kind] = row.get(question.kind, 0) + 1
     numeric = [q for q in questions if isinstance(q, NumericQuestion)]
-    kv = [q for q in numeric if kv_product(q)]
+    is_kv = [kv_product(q) for q in numeric]
+    kv = [q for q, flag in zip(numeric, is_kv, strict=True) if flag]
     disagree = tuple(
-        (place(bank, q), KV_TAG in q.tags) for q in numeric if kv_product(q) != (KV_TAG in q.tags)
+        (place(bank, q), KV_TAG in q.tags)
+        for q, flag in zip(numeric, is_kv, strict=True)
+        if flag != (KV_TAG in q.tags)
     )
     named = {m.id for q in questions for m in getattr(q, "misconceptions", ())}
     unnamed = tuple(
