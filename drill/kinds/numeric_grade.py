@@ -55,11 +55,11 @@ from drill.quantities.units import (
     Parsed,
     UnitSpec,
     best_fit_unit,
+    count_unit,
     format_in,
     format_quantity,
     parse_answer,
     parse_unit,
-    plural,
 )
 
 # plain counts: "4 requests" answers "how many times as many" (a count), and "4x" a count
@@ -189,8 +189,7 @@ def grade_numeric(instance: Instance, answer_text: str) -> Verdict:
 
 def plural_of(noun: str) -> str:
     """How a message names many of `noun`: "blocks", "GPUs"."""
-    spec = parse_unit(noun)
-    return spec.symbol if spec is not None and spec.noun is not None else plural(noun)
+    return count_unit(noun).symbol
 
 
 def _count_of(value: float, noun: str) -> str:

@@ -475,9 +475,7 @@ def _count_tail(tail: str, nouns: Iterable[str]) -> UnitSpec | None:
     for noun in nouns:
         noun = noun.lower()
         if low in (noun, plural(noun)):
-            return (
-                count_unit(noun) if singular(noun) else UnitSpec(plural(noun), "count", noun=noun)
-            )
+            return count_unit(noun)
     match = _MODIFIED_NOUN.fullmatch(tail)
     if match and parse_unit(match["word"]) is None:
         spec = parse_unit(match["noun"])
