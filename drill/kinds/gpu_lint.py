@@ -36,7 +36,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 def _gpu_names() -> tuple[re.Pattern[str], dict[str, set[str]]]:
     """A pattern of the table's GPU names, and for each name the numbers of its figures."""
     from drill.quantities.units import format_number
-    from drill.serving.gpus import GPU_SPECS
+    from drill.serving.gpus import FIGURE_DIGITS, GPU_SPECS
 
     numbers: dict[str, set[str]] = {}
     for spec in GPU_SPECS:
@@ -44,7 +44,7 @@ def _gpu_names() -> tuple[re.Pattern[str], dict[str, set[str]]]:
             " ".join(spec.name.split()[:2]).casefold()
         )
         figures = (spec.memory_gib, spec.hbm_tb_per_s, spec.bf16_dense_tflops)
-        numbers.setdefault(base, set()).update(format_number(f, 4) for f in figures)
+        numbers.setdefault(base, set()).update(format_number(f, FIGURE_DIGITS) for f in figures)
     words = sorted(numbers, key=len, reverse=True)
     pattern = re.compile(
         r"(?<![\w-])(" + "|".join(re.escape(w).replace(r"\ ", r"\s*") for w in words) + r")(?![\w-])",
