@@ -24,6 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from drill.kinds.instance import Instance
+from drill.reports.html_text import html_text
 
 FORMATS = ("anki", "moodle", "gift")
 
@@ -175,14 +176,11 @@ def possible(answer: NumericAnswer, right: NumericAnswer) -> bool:
     return math.isfinite(answer.value) and (answer.value >= 0 or right.value < 0)
 
 
-def answer_request(symbol: str) -> str:
-    """The sentence that asks for the display unit (plain text; "" for a plain count)."""
-    if symbol == "%":
-        return "Answer in percent (75 for three quarters)."
-    return f"Answer in {symbol}." if symbol else ""
-
-
-def ask_in_percent(question_html: str) -> str:
-    """A question shown in % asks for a percentage: its "what fraction" becomes
+def asked_in(question_html: str, symbol: str) -> str:
+    """A question's HTML with the sentence that asks for its display unit ("" for a plain
+    count); a question shown in % asks for a percentage, its "what fraction" becoming
     "what percentage"."""
-    return _WHAT_FRACTION.sub(r"\1hat percentage", question_html)
+    if symbol == "%":
+        question_html += html_text("Answer in percent (75 for three quarters).")
+        return _WHAT_FRACTION.sub(r"\1hat percentage", question_html)
+    return question_html + (html_text(f"Answer in {symbol}.") if symbol else "")

@@ -22,8 +22,7 @@ from drill.exports import (
     ExportItem,
     NumericAnswer,
     answer_number,
-    answer_request,
-    ask_in_percent,
+    asked_in,
     numeric_answers,
     plain_number,
     possible,
@@ -64,9 +63,7 @@ def _numerical(item: ExportItem) -> list[str]:
                 continue  # CANNOT_CARRY: a negative count, size or share
             feedback = f"Mistake: {wrong.mistake}. {wrong.feedback}".strip()
             answers.append(f"=%0%{_number(wrong)}#{escape(html_text(feedback))}")
-        text = html_text(instance.text) + html_text(answer_request(symbol))
-        if symbol == "%":
-            text = ask_in_percent(text)
+        text = asked_in(html_text(instance.text), symbol)
         name = f"{instance.question_id} (seed {instance.seed})"
         out.append(f"{_head(name, text)}{{#\n    " + "\n    ".join(answers) + "\n}")
     return out

@@ -35,8 +35,7 @@ from drill.exports import (
     ExportItem,
     Untranslatable,
     answer_number,
-    answer_request,
-    ask_in_percent,
+    asked_in,
     display_unit,
     is_percent_slip,
     numeric_answers,
@@ -207,12 +206,6 @@ def _tolerance(instance: Instance, factor: float, value: float) -> tuple[int, fl
     return RELATIVE, tolerance.relative_to(value)
 
 
-def _asked_in(question_html: str, symbol: str) -> str:
-    """A question's HTML with the sentence that asks for its unit (a percentage for %)."""
-    question_html += html_text(answer_request(symbol))
-    return ask_in_percent(question_html) if symbol == "%" else question_html
-
-
 def _units(symbol: str) -> list[str]:
     if not symbol:
         return []
@@ -256,7 +249,7 @@ def calculated(item: ExportItem) -> str:
     kind, tolerance = _tolerance(first, factor, value)
     answer_formula = formula(question.answer, params, derived)
     shown = _in_unit(answer_formula, factor)
-    question_html = _asked_in(_text_template(question.prompt, params, derived), symbol)
+    question_html = asked_in(_text_template(question.prompt, params, derived), symbol)
     answers = [_answer(100, shown, "", _calc_extra(kind, tolerance))]
     for i, wrong in enumerate(question.misconceptions):
         named = first.misconceptions[i]
@@ -333,7 +326,7 @@ def numerical(item: ExportItem) -> list[str]:
             )
             for number in numbers
         ]
-        question_html = _asked_in(html_text(instance.text), symbol)
+        question_html = asked_in(html_text(instance.text), symbol)
         name = f"{instance.question_id} (seed {instance.seed})"
         out.append(
             "\n".join(
