@@ -144,16 +144,27 @@ def test_config_sets_shows_and_unsets(tmp_path):
     assert run("config", "retention", "0.8", "--db", db).output == "retention = 0.8\n"
     assert run("config", "timezone", "Europe/Berlin", "--db", db).exit_code == 0
     listing = run("config", "--db", db)
+    # each setting with its value, then what it does under the value
     assert listing.output == (
         "retention        0.8  (changed)\n"
+        "                 chance of recall FSRS aims for when a card is due\n"
         "new-per-day      10\n"
+        "                 new questions a day\n"
         "max-per-session  20\n"
+        "                 questions in one quiz session\n"
         "learn-ahead      20\n"
+        "                 minutes ahead a learning card is shown when nothing else is left\n"
         "leech-threshold  8\n"
+        "                 lapses that make a card a leech, suspended (0: never)\n"
         "rollover-hour    4\n"
+        "                 local hour at which a new day begins\n"
         "timezone         Europe/Berlin  (changed)\n"
+        "                 IANA zone of your days (Europe/Berlin), or local\n"
         "interview-date   none\n"
+        "                 YYYY-MM-DD: bring every card back before it, raising retention "
+        "(none: off)\n"
         "fsrs-parameters  none\n"
+        "                 FSRS's weights, fitted by `kvdrill optimize` (none: FSRS's defaults)\n"
     )
     assert run("config", "--json", "--db", db).output == (
         '{"retention": 0.8, "new-per-day": 10, "max-per-session": 20, "learn-ahead": 20, '

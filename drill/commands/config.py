@@ -94,11 +94,22 @@ def config_cmd(
         item = setting(key)
         click.echo(f"{item.key} = {settings.shown(item.key)}")
         return
-    width = max(len(k) for k in SETTINGS)
+    click.echo(settings_listing(settings), nl=False)
+
+
+def settings_listing(settings) -> str:
+    """Every setting: its key, value (marked when changed) and, on the next line under the
+    value, what it does."""
+    from drill.study.settings import SETTINGS
+
+    width = max(len(k) for k in SETTINGS) + 2
+    lines = []
     for item in SETTINGS.values():
         current = getattr(settings, item.attribute)
         mark = "" if current == item.default else "  (changed)"
-        click.echo(f"{item.key:<{width}}  {settings.shown(item.key)}{mark}")
+        lines.append(f"{item.key:<{width}}{settings.shown(item.key)}{mark}")
+        lines.append(f"{'':<{width}}{item.help}")
+    return "\n".join(lines) + "\n"
 
 
 def _refuse_a_past_day(text: str, settings, now_text: str | None) -> None:
