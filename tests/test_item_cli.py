@@ -188,6 +188,25 @@ def test_check_concept_is_self_rated():
     assert data["covered"] == [True]
 
 
+def test_a_concept_question_is_checked_without_a_seed_and_others_ask_for_one():
+    result = run("check", "fx-why-cache", "--answer", "it avoids recomputing K and V", "--json",
+                 "--bank", GOOD)  # fmt: skip
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert (data["seed"], data["status"], data["covered"]) == (0, "self", [True])
+    numeric = run("check", "fx-kv-request", "--answer", "0.5 GiB", "--bank", GOOD)
+    assert numeric.exit_code == 2
+    assert numeric.output.splitlines()[-1] == (
+        "Error: fx-kv-request is a numeric question and draws its numbers from the seed: "
+        "give the --seed that `kvdrill ask fx-kv-request` printed (see `cli check -h`)."
+    )
+    choice = run("check", "fx-which-heads", "--answer", "1", "--bank", GOOD)
+    assert (choice.exit_code, choice.output.splitlines()[-1]) == (2, (
+        "Error: fx-which-heads is a choice question and shuffles what it shows from the seed: "
+        "give the --seed that `kvdrill ask fx-which-heads` printed (see `cli check -h`)."
+    ))  # fmt: skip
+
+
 def test_bank_from_environment(monkeypatch):
     result = run("ask", "fx-kv-request", "--seed", "1", "--json", env={"KVDRILL_BANK": GOOD})
     assert result.exit_code == 0

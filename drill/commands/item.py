@@ -120,14 +120,21 @@ def verdict_json(instance, answer_text: str, verdict) -> dict[str, Any]:
 
 @click.command()
 @click.argument("question_id", metavar="ID")
-@click.option("--seed", type=int, required=True, help="The draw that was asked (from `ask`).")
+@click.option(
+    "--seed", type=int,
+    help="The draw that was asked (from `ask`); a concept question needs none.",
+)  # fmt: skip
 @click.option("--answer", "answer_text", required=True, help="The answer, as you would type it.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (see below).")
 @bank_option
 def check(
-    question_id: str, seed: int, answer_text: str, as_json: bool, banks: tuple[Path, ...]
+    question_id: str, seed: int | None, answer_text: str, as_json: bool, banks: tuple[Path, ...]
 ) -> None:
     """Grade one answer to question ID as drawn with SEED.
+
+    A concept question reads the same for every seed and needs no --seed (seed 0
+    is used); a numeric question draws its numbers, and a choice or order question
+    shuffles what it shows, from the seed.
 
     Exit status 0 when the answer was graded (right or wrong), 1 when it could not
     be read. --json prints an object with id, seed, kind, answer, correct (true,
@@ -143,6 +150,8 @@ def check(
     """
     from drill.kinds.grade import grade
 
+    if seed is None:
+        seed = _seed_not_needed(question_id, banks)
     instance = _instance(question_id, seed, banks)
     verdict = grade(instance, answer_text)
     if as_json:
@@ -155,6 +164,21 @@ def check(
         raise click.ClickException(" ".join(verdict.feedback.split()))
     for line in verdict_lines(instance, verdict):
         _echo(line)
+
+
+def _seed_not_needed(question_id: str, banks: tuple[Path, ...]) -> int:
+    """The seed for a check given none: 0 for a concept question, whose draw is the same
+    for every seed; a usage error for the others, whose draw depends on it."""
+    from drill.bank.loader import load_default_bank
+
+    kind = load_default_bank(banks).get(question_id).kind
+    if kind == "concept":
+        return 0
+    depends = "draws its numbers" if kind == "numeric" else "shuffles what it shows"
+    raise click.UsageError(
+        f"{question_id} is a {kind} question and {depends} from the seed: give the --seed "
+        f"that `kvdrill ask {question_id}` printed"
+    )
 
 
 def verdict_lines(instance, verdict) -> list[str]:
