@@ -73,13 +73,31 @@ def test_a_follow_up_answered_as_before_the_change_is_named_so():
     assert verdict.misconception_name == "kept the answer from before the change"
     assert verdict.feedback == (
         "That is the answer to the question before this follow-up. The interviewer changed "
-        "one thing; work the number again with the new value. The change: dtype_bytes = 1. "
+        "one thing; work the number again with the new value. The change, as asked: \"Now "
+        'the cache is FP8: one byte per element, everything else as before." '
         "You gave 48 MiB; the answer is 24 MiB."
     )
     assert grade(many.instance, "24 MiB").misconception == "follow-up-unchanged"
     # the opener has no step before it; the right answer is still right
     assert "follow-up-unchanged" not in [m.id for m in opener.instance.misconceptions]
     assert grade(fp8.instance, "24 MiB").correct is True
+
+
+def test_the_change_is_quoted_in_the_interviewers_words_never_by_param_names():
+    from drill.kinds.chains import change_words
+
+    bank = load_default_bank()
+    steps = draw_chain(bank.get("decode-step-floor-bandwidth"), bank.get, 0)
+    unchanged = [m for m in steps[2].instance.misconceptions if m.id == "follow-up-unchanged"]
+    assert unchanged[0].feedback.endswith(
+        'The change, as asked: "Keep the FP8 weights and move to an H200, whose HBM delivers '
+        '4.8 TB/s."'
+    )
+    assert "g_bandwidth" not in unchanged[0].feedback and " = " not in unchanged[0].feedback
+    assert change_words("Keep those weights. At  batch 1 it reads 3.35 TB/s.\nHow long?") == (
+        "Keep those weights. At batch 1 it reads 3.35 TB/s."
+    )
+    assert change_words("How big is it at 1 byte? And now?") == ""
 
 
 def test_the_built_in_chains():

@@ -20,6 +20,7 @@ A chain that cannot be drawn raises InstanceError at the opener's chain field;
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,7 +231,7 @@ def draw_chain(
             except BankError as exc:
                 field_path = follow_up_field(index - 1, "ask")
                 raise InstanceError(opener.id, field_path, str(exc)) from None
-            instance = _with_unchanged_answer(instance, steps[-1].instance, item.changed, sources)
+            instance = _with_unchanged_answer(instance, steps[-1].instance, ask, sources)
         steps.append(ChainStep(instance, ask, dict(item.changed) if index else {}))
     return steps
 
@@ -239,12 +240,13 @@ UNCHANGED_ID = "follow-up-unchanged"
 
 
 def _with_unchanged_answer(
-    instance: Instance, before: Instance, changed: Mapping[str, Value], sources: DrawSources
+    instance: Instance, before: Instance, ask: str, sources: DrawSources
 ) -> Instance:
     """A follow-up's instance that names its likeliest mistake first: the answer to the
     question before it, as if nothing had changed (when that answer is in the same unit
     and differs from this one). It comes first so that a wrong answer equal to it is named
-    this way even when one of the template's own mistakes gives the same number."""
+    this way even when one of the template's own mistakes gives the same number. Its
+    feedback quotes the change in the interviewer's words (`ask`), not by param names."""
     previous = before.expected
     if (
         previous is None
@@ -257,10 +259,23 @@ def _with_unchanged_answer(
     info = catalogue.get(UNCHANGED_ID)
     if info is None:  # a catalogue of the bank's own without it
         return instance
-    what = ", ".join(f"{name} = {value}" for name, value in changed.items())
-    feedback = f"{info.feedback} The change: {what}." if what else info.feedback
+    what = change_words(ask)
+    feedback = f'{info.feedback} The change, as asked: "{what}"' if what else info.feedback
     unchanged = MisconceptionValue(UNCHANGED_ID, info.name, previous, feedback)
     return dataclasses.replace(instance, misconceptions=(unchanged, *instance.misconceptions))
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def change_words(ask: str) -> str:
+    """What a follow-up changed, in the interviewer's words: its `ask` without the question
+    it ends on ("Now the cache is FP8. How big is it?" -> "Now the cache is FP8."); empty
+    when the ask is only a question."""
+    sentences = _SENTENCE_END.split(" ".join(ask.split()))
+    while sentences and sentences[-1].endswith("?"):
+        sentences.pop()
+    return " ".join(sentences)
 
 
 def chain_length(question: Any) -> int:
