@@ -6,6 +6,8 @@ Tables
 - sessions: one row per quiz session.
 - engine_runs: stored `kvdrill engine run` results (JSON).
 - settings: `kvdrill config` values that differ from their defaults.
+- interviews, interview_answers: what a mock interview's report needs beyond its
+  session and reviews (migration m007).
 - question_counts: per question, how many reviews and how many right, kept by a
   trigger on every insert into reviews, and on the delete of a review the quiz's undo
   takes back.
@@ -26,7 +28,7 @@ from drill.storage.files import APPLICATION_ID
 from drill.storage.sqlite_library import Database, Migrations
 
 # Bump with every migration appended below; it is written to PRAGMA user_version.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 migrations = Migrations("kvdrill")
 
@@ -205,6 +207,32 @@ def m006_review_ticks(db: Database) -> None:
         " on reviews (question_id, ticks, reviewed_at) where ticks is not null"
     )
 
+
+
+@migrations()
+def m007_interview_reports(db: Database) -> None:
+    """What re-renders a mock interview's report (`kvdrill interview report ID`) beside
+    its session and reviews: per interview its seed, length, questions planned, topic and
+    focus, and at its end how it ended and the seconds it took; per answer (keyed by its
+    review, written in the review's transaction) its number, the problem it follows up,
+    the words it was asked in, and the verdict as the report showed it. Interviews held
+    before keep their reviews and scores, without a report to render again."""
+    db.execute(
+        "create table if not exists interviews (session_id text primary key, seed integer"
+        " not null, minutes real not null, planned integer not null, topic text, focus text,"
+        " ended_by text, elapsed_s real)"
+    )
+    db.execute(
+        "create table if not exists interview_answers (review_id text primary key,"
+        " session_id text not null, number integer not null, follow_up_of integer,"
+        " topic text not null, kind text not null, asked text not null, verdict text not null,"
+        " expected text not null, mistake text, missed text not null, points real not null,"
+        " details text not null)"
+    )
+    db.execute(
+        "create index if not exists idx_interview_answers_session"
+        " on interview_answers (session_id, number)"
+    )
 
 def database_kind(conn: sqlite3.Connection, path: Path) -> str:
     """'kvdrill', 'unmarked' (a kvdrill database from before the application id) or 'blank'.
