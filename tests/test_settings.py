@@ -85,7 +85,7 @@ def test_every_setting_has_a_field_and_a_default_in_one_place():
     assert {s.key: s.default for s in SETTINGS.values()} == {
         "retention": 0.9, "new-per-day": 10, "max-per-session": 20, "learn-ahead": 20,
         "leech-threshold": 8, "rollover-hour": 4, "timezone": "local", "interview-date": None,
-        "fsrs-parameters": None,
+        "easy-days": "", "fsrs-parameters": None,
     }  # fmt: skip
 
 
@@ -101,6 +101,9 @@ def test_every_setting_has_a_field_and_a_default_in_one_place():
         ("leech-threshold", "4", 4),
         ("timezone", "Asia/Kolkata", "Asia/Kolkata"),
         ("timezone", "LOCAL", "local"),
+        ("easy-days", "Sun, sat", "sat,sun"),
+        ("easy-days", "sunday:0.5,mon:1", "sun:0.5"),
+        ("easy-days", "none", ""),
     ],
 )
 def test_values_are_read_from_text(key, text, value):
@@ -123,7 +126,11 @@ def test_values_are_read_from_text(key, text, value):
                                          "Europe/Berlin, or local, not '../../etc/passwd'"),
         ("colour", "red", "no setting called 'colour'; settings: retention, new-per-day, "
                           "max-per-session, learn-ahead, leech-threshold, rollover-hour, "
-                          "timezone, interview-date, fsrs-parameters"),
+                          "timezone, interview-date, easy-days, fsrs-parameters"),
+        ("easy-days", "weekend", "easy-days must be days of the week such as sat,sun or "
+                                 "sun:0.5 (a load from 0 to 1), or none, not 'weekend'"),
+        ("easy-days", "sun:2", "easy-days must be days of the week such as sat,sun or "
+                               "sun:0.5 (a load from 0 to 1), or none, not 'sun:2'"),
         ("interview-date", "15 Jan", "interview-date must be a date such as 2027-01-15, or "
                                      "none, not '15 Jan'"),
     ],
@@ -163,13 +170,16 @@ def test_config_sets_shows_and_unsets(tmp_path):
         "interview-date   none\n"
         "                 YYYY-MM-DD: bring every card back before it, raising retention "
         "(none: off)\n"
+        "easy-days        none\n"
+        "                 days of the week with fewer reviews: sat,sun (none) or sun:0.5 (half a"
+        " load)\n"
         "fsrs-parameters  none\n"
         "                 FSRS's weights, fitted by `kvdrill optimize` (none: FSRS's defaults)\n"
     )
     assert run("config", "--json", "--db", db).output == (
         '{"retention": 0.8, "new-per-day": 10, "max-per-session": 20, "learn-ahead": 20, '
         '"leech-threshold": 8, "rollover-hour": 4, "timezone": "Europe/Berlin", '
-        '"interview-date": null, "fsrs-parameters": null}\n'
+        '"interview-date": null, "easy-days": null, "fsrs-parameters": null}\n'
     )
     assert run("config", "--unset", "retention", "--db", db).output == "retention = 0.9\n"
     bad = run("config", "rollover-hour", "25", "--db", db)

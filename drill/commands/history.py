@@ -153,11 +153,16 @@ def _salvage(fmt: str, output: Path | None, db_path: Path | None, protected) -> 
 @db_option()
 def import_cmd(file: Path, fmt: str | None, db_path: Path | None) -> None:
     from drill.storage.history_in import import_history
+    from drill.study.load_balance import load_balancer
     from drill.study.settings import read_settings
 
     db = open_database(db_path, write=True)
-    # the replay schedules as the quiz does: the user's retention and FSRS parameters
-    result = import_history(db, file, read_settings(db).scheduler(), fmt=fmt)
+    # the replay schedules as the quiz does: the user's retention and FSRS parameters,
+    # due dates placed by the load balancer (the same every time for the same file)
+    settings = read_settings(db)
+    scheduler = settings.scheduler(fuzz=False)
+    balancer = load_balancer(settings.easy_days, settings.day_clock(), scheduler)
+    result = import_history(db, file, scheduler, fmt=fmt, place=balancer.place_rebuilt)
     present = result.read - result.added
     click.echo(
         f"Imported {result.added} new reviews from {file} ({present} already present);"

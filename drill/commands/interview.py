@@ -259,6 +259,7 @@ def _storage(db, started, no_fuzz: bool, now_text: str | None, write):
     from drill.storage.reviews import end_session, start_session
     from drill.study.answer_keeper import AnswerKeeper, why_not_saved
     from drill.study.deadline import capped_due, retention_toward
+    from drill.study.load_balance import load_balancer
     from drill.study.settings import read_settings
     from drill.text import printable
 
@@ -268,7 +269,9 @@ def _storage(db, started, no_fuzz: bool, now_text: str | None, write):
     retention = settings.retention
     if deadline is not None:  # more recall as the interview nears
         retention = retention_toward(retention, deadline, started, days)
-    scheduler = settings.scheduler(retention, fuzz=not no_fuzz)
+    # fsrs's fuzz is replaced by the load balancer, which picks within the same range
+    scheduler = settings.scheduler(retention, fuzz=False)
+    balancer = None if no_fuzz else load_balancer(settings.easy_days, days, scheduler)
     session_id = str(uuid.uuid4())
 
     def tell(*lines: str) -> None:
@@ -286,6 +289,8 @@ def _storage(db, started, no_fuzz: bool, now_text: str | None, write):
             # another session may have answered this card after our clock read
             at = max(moment, parse_iso(current["last_review"])) if current["last_review"] else moment
             row = review_row(scheduler, current, review.rating, at)
+            if balancer is not None:
+                row = balancer.place_in(db, row, at)
             if deadline is not None:
                 due = capped_due(parse_iso(row["due"]), review.question_id, at, at, deadline, days)
                 row["due"] = iso(due)

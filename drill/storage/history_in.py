@@ -10,7 +10,7 @@ file with any bad record imports nothing, and the error names FILE:LINE.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,9 +59,11 @@ def rebuild_cards(
     cards: dict[str, dict] | None = None,
     *,
     questions: Iterable[str] | None = None,
+    place: Callable[[Database, dict[str, dict]], None] | None = None,
 ) -> int:
     """Replace every card that has non-cram reviews by the replay of its whole history
-    (or by `cards`, that replay made already); with `questions`, only those cards."""
+    (or by `cards`, that replay made already); with `questions`, only those cards.
+    `place(db, cards)` may then move the replayed due dates (the load balancer)."""
     if cards is None:
         where = ""
         args: list[str] = []
@@ -76,6 +78,8 @@ def rebuild_cards(
             args,
         )
         cards = replay_rows(scheduler, cursor)
+    if place is not None:
+        place(db, cards)
     # an upsert sets the schedule's columns and keeps the rest: a question suspended,
     # buried or flagged a leech stays so after an import
     db.table("cards").upsert_all(cards.values(), pk="question_id", batch_size=BATCH_SIZE)
@@ -185,6 +189,7 @@ def import_history(
     batch_size: int = BATCH_SIZE,
     apart_bytes: int = REPLAY_APART_BYTES,
     only_its_questions: bool = False,
+    place: Callable[[Database, dict[str, dict]], None] | None = None,
 ) -> ImportResult:
     """Merge a history file into the database by review id and rebuild the cards (with
     `only_its_questions`, only the cards of the questions the file names: the other
@@ -204,7 +209,7 @@ def import_history(
     with Source(path, ahead=apart_bytes) as source:
         fmt = resolve_format(source, fmt)
         return _import_from(
-            db, source, fmt, scheduler, batch_size, apart_bytes, only_its_questions
+            db, source, fmt, scheduler, batch_size, apart_bytes, only_its_questions, place
         )
 
 
@@ -216,6 +221,7 @@ def _import_from(
     batch_size: int,
     apart_bytes: int,
     only_its_questions: bool,
+    place: Callable[[Database, dict[str, dict]], None] | None,
 ) -> ImportResult:
     read = 0
     seen = SeenIds()
@@ -249,7 +255,9 @@ def _import_from(
                     added += conn.executemany(_INSERT_SQL, [v for _n, v in batch]).rowcount
             read -= check_repeats(source, fmt, seen)
             replayed = in_order.cards() if in_order is not None else None
-            cards = rebuild_cards(db, scheduler, replayed, questions=named) if added else 0
+            cards = (
+                rebuild_cards(db, scheduler, replayed, questions=named, place=place) if added else 0
+            )
     finally:
         if in_order is not None:
             in_order.close()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -93,6 +93,22 @@ def refresh_memory_states(db, scheduler) -> int:
 def load_cards(db) -> dict[str, dict[str, Any]]:
     """Every card row by question id (including questions no longer in any bank)."""
     return {row["question_id"]: row for row in db.query("select * from cards")}
+
+
+def due_counts(db, bounds: Sequence[str], exclude: str) -> list[int]:
+    """Cards due in each span [bounds[i], bounds[i + 1]) (ISO times in order), suspended
+    cards and `exclude` not counted; one query over the due index."""
+    from bisect import bisect_right
+
+    counts = [0] * (len(bounds) - 1)
+    rows = db.execute(
+        "select due from cards where due >= ? and due < ? and suspended_at is null"
+        " and question_id != ?",
+        [bounds[0], bounds[-1], exclude],
+    )
+    for (due,) in rows:
+        counts[bisect_right(bounds, due) - 1] += 1
+    return counts
 
 
 def get_card(db, question_id: str) -> dict[str, Any] | None:

@@ -49,6 +49,7 @@ from drill.storage.reviews import (
 from drill.study.answer_keeper import AnswerKeeper, Stored, why_not_saved
 from drill.study.days import DayClock
 from drill.study.deadline import capped_due
+from drill.study.load_balance import LoadBalancer, load_balancer
 from drill.study.plan import (
     LEARNING_STATES,
     PlanItem,
@@ -126,6 +127,7 @@ class _Session:
     queue: Queue
     scheduler: Any
     keeper: AnswerKeeper
+    balancer: LoadBalancer | None  # None: exact fsrs intervals (tests)
     position: int = 0
     history: list[_Done] = field(default_factory=list)
     redo: tuple[PlanItem, int, Queue] | None = None  # an undone item, asked again next
@@ -361,6 +363,8 @@ class _Session:
             if current["last_review"]:
                 at = max(now, parse_iso(current["last_review"]))
             row = review_row(self.scheduler, current, rating, at)
+            if self.balancer is not None:  # fsrs's fuzz range, toward the lighter days
+                row = self.balancer.place_in(self.db, row, at)
             if self.options.interview is not None:
                 due = capped_due(
                     parse_iso(row["due"]), instance.question_id, at, at,
@@ -478,8 +482,11 @@ def run_session(
         make_instance or draw, grade or grade_answer,
         evidence_lines or evidence_from_latest_run(db),
     )  # fmt: skip
-    # the user's FSRS parameters (kvdrill optimize) at the session's retention
-    scheduler = read_settings(db).scheduler(options.retention, fuzz=options.fuzz)
+    # the user's FSRS parameters (kvdrill optimize) at the session's retention; fsrs's
+    # fuzz is replaced by the load balancer, which picks within the same range
+    settings = read_settings(db)
+    scheduler = settings.scheduler(options.retention, fuzz=False)
+    balancer = load_balancer(settings.easy_days, days, scheduler) if options.fuzz else None
     started = io.now()
     session_seed = options.seed if options.seed is not None else secrets.randbits(31)
     mode = "drill" if options.drill else "cram" if options.cram else "review"
@@ -528,7 +535,7 @@ def run_session(
     result = SessionResult(session_id, mode, len(plan), started, learn_ahead=options.learn_ahead)
     session = _Session(
         db, {q.id: q for q in chosen}, options, io, deps, days, result, session_seed, queue,
-        scheduler, keeper,
+        scheduler, keeper, balancer,
     )  # fmt: skip
     soon = coming(queue, started, options.learn_ahead) - len(plan)
     drill_name = catalogue_entry(options.drill).name if options.drill else ""

@@ -95,6 +95,12 @@ def _fsrs_parameters(text: str) -> tuple[float, ...] | None:
     return tuple(float(v) for v in values)
 
 
+def _easy_days(text: str) -> str:
+    from drill.study.load_balance import parse_easy_days
+
+    return parse_easy_days(text)
+
+
 def _shown_parameters(values: tuple[float, ...]) -> str:
     first = " ".join(f"{v:.3g}" for v in values[:4])
     return f"fitted ({len(values)}): {first} ... {values[-1]:.3g}"
@@ -158,6 +164,10 @@ SETTINGS: dict[str, Setting] = {
             "YYYY-MM-DD: bring every card back before it, raising retention (none: off)",
         ),
         Setting(
+            "easy-days", _easy_days,
+            "days of the week with fewer reviews: sat,sun (none) or sun:0.5 (half a load)",
+        ),
+        Setting(
             "fsrs-parameters", _fsrs_parameters,
             "FSRS's weights, fitted by `kvdrill optimize` (none: FSRS's defaults)",
             changed=_memory_follows_parameters,
@@ -178,6 +188,7 @@ class Settings:
     rollover_hour: int = DEFAULT_ROLLOVER_HOUR  # drill.study.days: 4 am, as Anki's
     timezone: str = "local"
     interview_date: date | None = None  # drill.study.deadline schedules toward it
+    easy_days: str = ""  # drill.study.load_balance: "sat,sun:0.5"; "" for none
     fsrs_parameters: tuple[float, ...] | None = None  # None: fsrs's defaults
 
     def day_clock(self) -> DayClock:
@@ -196,13 +207,15 @@ class Settings:
     def json_value(self, key: str) -> Any:
         """The value as `kvdrill config --json` prints it (a date as YYYY-MM-DD)."""
         value = getattr(self, setting(key).attribute)
+        if value == "":  # easy-days none
+            return None
         return value.isoformat() if isinstance(value, date) else value
 
     def shown(self, key: str) -> str:
         value = getattr(self, setting(key).attribute)
         if isinstance(value, tuple):
             return _shown_parameters(value)
-        return "none" if value is None else str(value)
+        return "none" if value is None or value == "" else str(value)
 
 
 def setting(key: str) -> Setting:
