@@ -4,10 +4,10 @@ The history comes from tests/synthetic_history.py: kvdrill's default scheduler d
 when each question is asked, and recall is drawn from the retrievability of a scheduler
 with the user's true parameters (a user who forgets faster than FSRS's defaults
 assume). The command runs on a database holding it (--dry-run: nothing is stored), and
-the figures it reports on the held-out questions are shown beside those of the true
-parameters on the same reviews, the floor a fit can reach. Times: the fit (as the command
-reports it, torch's import included) and the whole command (also opening the database,
-reading the history and scoring).
+the figures of its time-series evaluation are shown beside those of the true parameters
+on the same reviews, the floor a fit can reach. Times: the fit and its evaluation (as
+the command reports them) and the whole command (also opening the database, reading the
+history, loading the bank and finding the optimal retention).
 
     python benchmarks/fsrs_fit.py [--questions 300] [--days 500] [--new-per-day 4]
                                   [--seed 1] [--json]
@@ -31,7 +31,13 @@ from synthetic_history import TRUE_PARAMETERS, simulate, write_history  # noqa: 
 
 from drill.cli import cli  # noqa: E402
 from drill.storage.database import open_db  # noqa: E402
-from drill.study.fsrs_fit import load_history, score, split  # noqa: E402
+from drill.study.fsrs_fit import (  # noqa: E402
+    fit_histories,
+    load_history,
+    predictions,
+    score_predictions,
+    test_part,
+)
 
 
 def measure(questions: int, days: int, new_per_day: int, seed: int) -> dict:
@@ -46,37 +52,38 @@ def measure(questions: int, days: int, new_per_day: int, seed: int) -> dict:
         if result.exit_code != 0:
             raise SystemExit(result.output)
         db = open_db(path, write=False)
-        _, held_out = split(load_history(db))
+        tested = test_part(fit_histories(load_history(db)))
         db.conn.close()
     figures = json.loads(result.output)
-    truth = score(held_out, TRUE_PARAMETERS)
+    truth = score_predictions(tested, predictions(tested, TRUE_PARAMETERS))
     return {
         "simulated": {"questions": questions, "days": days, "new_per_day": new_per_day,
                       "seed": seed},
         **figures,
-        "true": truth.as_json() if truth else None,
+        "true": truth.as_json(),
         "command_s": round(command_s, 3),
         "fit_reviews_per_s": round(figures["fit"]["reviews"] / figures["fit"]["seconds"], 1),
     }  # fmt: skip
 
 
 def render(figures: dict) -> str:
-    fit, held = figures["fit"], figures["held_out"]
+    fit = figures["fit"]
     lines = [
         f"History: {figures['reviews']:,} reviews of {figures['questions']} questions"
         f" ({figures['simulated']['days']} simulated days, seed {figures['simulated']['seed']}).",
-        f"Fit: {fit['questions']} questions, {fit['reviews']:,} reviews learnt from,"
-        f" {fit['seconds']:.1f} s ({figures['fit_reviews_per_s']:.0f} reviews/s);"
-        f" the whole command {figures['command_s']:.1f} s.",
-        f"Held out: {held['questions']} questions, {held['reviews']:,} reviews scored.",
-        f"  {'':<14}  {'log loss':>8}  {'RMSE':>6}",
+        f"Fit and evaluation: {fit['reviews']:,} reviews learnt from, {fit['seconds']:.2f} s"
+        f" ({figures['fit_reviews_per_s']:.0f} reviews/s); the whole command"
+        f" {figures['command_s']:.1f} s.",
+        f"Time-series evaluation: {figures['tested']['reviews']:,} later reviews predicted.",
+        f"  {'':<14}  {'log loss':>8}  {'RMSE(bins)':>10}",
     ]
     for name, key in (("FSRS defaults", "default"), ("fitted", "fitted"), ("true", "true")):
         row = figures[key]
-        lines.append(f"  {name:<14}  {row['log_loss']:>8.4f}  {row['rmse']:>6.4f}")
+        lines.append(f"  {name:<14}  {row['log_loss']:>8.4f}  {row['rmse_bins']:>10.4f}")
     gap = figures["default"]["log_loss"] - figures["true"]["log_loss"]
     closed = figures["default"]["log_loss"] - figures["fitted"]["log_loss"]
-    lines.append(f"The fit closes {closed / gap:.0%} of the log-loss gap from defaults to truth.")
+    lines.append(f"Fitting closes {closed / gap:.0%} of the log-loss gap from defaults to truth.")
+    lines.append(f"Optimal retention: {figures['optimal_retention']['retention']:.2f}.")
     return "\n".join(lines)
 
 

@@ -192,7 +192,6 @@ def test_torch_lives_only_where_the_architecture_says():
         name for name, path in module_files().items() if "torch" in third_party_imports(path)
     )
     assert users == [
-        "drill.study.fsrs_fit",  # fsrs's optimizer, for `kvdrill optimize` alone
         "engine_check.cpu_linear",
         "engine_check.experiments",
         "engine_check.model",
@@ -201,6 +200,19 @@ def test_torch_lives_only_where_the_architecture_says():
         "engine_check.timing",  # DeviceTimer alone
         "engine_check.torch_loader",
     ]
+
+
+def test_fsrs_rs_python_is_loaded_only_by_the_optimize_command():
+    """fsrs-rs (the fit, its evaluation, the simulator) lives in drill.study.fsrs_fit, which
+    only `kvdrill optimize` imports; scheduling, on the quiz path, stays on fsrs."""
+    users = sorted(
+        name
+        for name, path in module_files().items()
+        if "fsrs_rs_python" in third_party_imports(path)
+    )
+    assert users == ["drill.study.fsrs_fit"]
+    importers = sorted(name for name, targets in graph().items() if "drill.study.fsrs_fit" in targets)
+    assert importers == ["drill.commands.optimize"]
 
 
 def test_at_most_fifteen_modules_stay_directly_in_drill():

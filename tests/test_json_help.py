@@ -103,7 +103,6 @@ def with_a_suspended_leech(tmp_path):
 
 def with_enough_reviews_to_fit(tmp_path):
     """A simulated user's 300 days of reviews: enough for `kvdrill optimize`."""
-    pytest.importorskip("torch")  # the optimizer's; `make test` installs it
     reviews = simulate(TRUE_PARAMETERS, questions=45, days=300, new_per_day=2, seed=1)
     return write_history(tmp_path / "fit.db", reviews)
 
