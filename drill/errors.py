@@ -54,8 +54,8 @@ class HistoryError(KvdrillError):
 
 
 class FitError(KvdrillError):
-    """FSRS's parameters cannot be fitted: too few reviews, or the optimizer's packages
-    are not installed."""
+    """FSRS's parameters cannot be fitted: too few reviews, or the fit returned parameters
+    the fsrs Scheduler cannot take."""
 
 
 def unknown_name_error(what: str, typed: str, key: str, known: list[str]) -> ConfigError:

@@ -1,7 +1,7 @@
 """sqlite-utils, loaded without pandas: every module takes Database and Migrations from here.
 
-sqlite-utils imports pandas whenever it is installed (the optimize extra installs it for
-fsrs's optimizer), about 0.2 s on every command that opens the database; kvdrill never
+sqlite-utils imports pandas whenever it is installed (kvdrill does not need it, but many
+environments hold it), about 0.2 s on every command that opens the database; kvdrill never
 hands it a DataFrame, so it loads with pandas hidden.
 """
 
