@@ -124,7 +124,7 @@ def test_a_locked_write_keeps_the_answer_beside_the_database_and_the_next_quiz_m
         f"Not saved to the database: {BUSY}. Your answer is kept in {kept}; the next "
         "`kvdrill quiz` adds it.\n"
         "\n"
-        "[2/3] quiz-fixture · new\n"
+        "[1 done, 2 left] quiz-fixture · new\n"
     ) in result.stdout
     assert result.stdout.count(WAITING) == 1  # said once, however long it waits
     assert "> Skipped.\n" in result.stdout  # the session went on
@@ -208,7 +208,7 @@ def test_a_full_disk_keeps_the_answer_and_the_next_quiz_merges_it(tmp_path):
     assert (result.ended_by, result.answered, result.unsaved) == ("quit", 3, 1)
     assert (
         f"Not saved to the database: the disk is full. Your answer is kept in {kept}; the next "
-        "`kvdrill quiz` adds it.\n\n[3/4] quiz-fixture · new\n"
+        "`kvdrill quiz` adds it.\n\n[2 done, 2 left] quiz-fixture · new\n"
     ) in term.text
     assert [answer for answer, _ in reviews(path)] == ["2 MiB", "2"]
 
@@ -299,7 +299,7 @@ def test_a_signal_at_the_rating_prompt_keeps_the_answer(tmp_path, signum):
     db = new_database(tmp_path / "k.db")
     assert count(db) == 0
     quiz_process = QuizProcess(db, "--seed", "7")
-    quiz_process.wait_for(f"[1/{QUESTIONS}]")
+    quiz_process.wait_for(f"[0 done, {QUESTIONS} left]")
     quiz_process.send("a fixture answer", "")  # the answer, its ticks kept
     quiz_process.wait_for("Rate:")
     time.sleep(0.3)  # into the blocking read of the rating, as a person's signal finds it
@@ -354,7 +354,7 @@ def test_sigterm_while_an_answer_is_written_saves_it_then_ends_the_session(tmp_p
     assert "[Enter = 3 good] Saved: good.\n\n\n── summary ──\n1 answered: 1 right, 0 wrong" in (
         term.text
     )
-    assert "[2/" not in term.text
+    assert "[1 done, " not in term.text
     assert reviews(tmp_path / "k.db") == [("2 MiB", 3)]
 
 

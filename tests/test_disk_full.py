@@ -52,7 +52,7 @@ def test_a_refused_answer_is_written_beside_the_database_and_the_session_goes_on
     rescue = tmp_path / "k.db-unsaved.jsonl"
     assert (
         f"Not saved to the database: the disk is full. Your answer is kept in {rescue}; the "
-        "next `kvdrill quiz` adds it.\n\n[3/4] quiz-fixture · new\n"
+        "next `kvdrill quiz` adds it.\n\n[2 done, 2 left] quiz-fixture · new\n"
     ) in term.text
     assert (result.ended_by, result.answered, result.unsaved, result.unsaved_file) == (
         "quit", 2, 1, str(rescue))
@@ -101,7 +101,7 @@ def test_when_nothing_can_be_written_the_answer_is_shown_to_keep(tmp_path, monke
     assert record["answer"] == LONG_ANSWER
     assert not (tmp_path / "k.db-unsaved.jsonl").exists()
     # the session went on; its summary says where the answer is
-    assert lines[at + 4] == "[3/4] quiz-fixture · new"
+    assert lines[at + 4] == "[2 done, 2 left] quiz-fixture · new"
     assert (result.unsaved, result.unsaved_shown) == (0, 1)
     assert lines[-1] == (
         "Saved nowhere: 1 answer, printed above; `kvdrill import FILE` adds a file holding "

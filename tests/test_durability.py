@@ -92,13 +92,13 @@ def query(db: Path, sql: str) -> list[tuple]:
 def test_kill_9_mid_session_keeps_every_answered_review(tmp_path):
     db = tmp_path / "k.db"
     quiz = QuizProcess(db, "--seed", "5")
-    quiz.wait_for(f"[1/{QUESTIONS}]")
+    quiz.wait_for(f"[0 done, {QUESTIONS} left]")
     quiz.send("first fixture answer", "", "")  # the answer, its ticks kept, the rating
     # shown only after the first answer is committed; that card, rated Good, is in
     # learning and comes back in the session, so the session holds one more
-    quiz.wait_for(f"[2/{QUESTIONS + 1}]")
+    quiz.wait_for(f"[1 done, {QUESTIONS} left]")
     quiz.send("second fixture answer", "", "4")
-    quiz.wait_for(f"[3/{QUESTIONS + 1}]")
+    quiz.wait_for(f"[2 done, {QUESTIONS - 1} left]")
     quiz.send("third answer, never rated", "")
     quiz.wait_for("Rate:", count=3)
     quiz.proc.send_signal(signal.SIGKILL)
@@ -127,7 +127,7 @@ def test_two_sessions_answering_at_once_keep_every_answer(tmp_path):
     second = QuizProcess(db, "--seed", "2")
     for quiz in (first, second):
         # both planned all six new questions before either answered
-        quiz.wait_for(f"[1/{QUESTIONS}]")
+        quiz.wait_for(f"[0 done, {QUESTIONS} left]")
     for name, quiz in (("A", first), ("B", second)):
         quiz.send(*[line for i in range(QUESTIONS) for line in (f"{name}{i} fixture", "", "")])
     assert first.finish() == 0, first.proc.stderr.read().decode()
@@ -147,9 +147,9 @@ def test_two_sessions_answering_at_once_keep_every_answer(tmp_path):
 def test_ctrl_c_in_a_real_process_ends_with_the_summary_and_keeps_the_answers(tmp_path):
     db = tmp_path / "k.db"
     quiz = QuizProcess(db, "--seed", "7")
-    quiz.wait_for(f"[1/{QUESTIONS}]")
+    quiz.wait_for(f"[0 done, {QUESTIONS} left]")
     quiz.send("a fixture answer", "", "")
-    quiz.wait_for(f"[2/{QUESTIONS + 1}]")  # the first card, in learning, comes back later
+    quiz.wait_for(f"[1 done, {QUESTIONS} left]")  # the first card, in learning, comes back later
     # Let it settle into the blocking read of the answer, as a person's Ctrl-C finds it. A
     # signal landing in the microseconds between the prompt and the read() call is a race
     # no blocking reader can close (the read starts after the signal and waits on).

@@ -40,7 +40,7 @@ def test_a_right_numeric_answer_then_quit(tmp_path):
     db = tmp_path / "k.db"
     result = quiz(db, ["2 MiB", "", "q"])
     assert result.exit_code == 0, result.output
-    assert "[1/3] quiz-fixture · new" in result.output
+    assert "[0 done, 3 left] quiz-fixture · new" in result.output
     assert "Right: 2 MiB (2,097,152 bytes)." in result.output
     assert "Saved: good." in result.output
     assert "1 answered: 1 right, 0 wrong; 1 min." in result.output
@@ -142,7 +142,7 @@ def test_skip_and_quit_keep_the_session_row_and_store_no_review(tmp_path):
 def test_piped_answer_and_enter_on_the_built_in_deck_use_the_default_database(_isolated_home):
     result = CliRunner().invoke(cli, ["quiz", "--max", "1", "--seed", "1"], input="0.5 GiB\n\n")
     assert result.exit_code == 0, result.output
-    assert "[1/1]" in result.output
+    assert "[0 done, 1 left]" in result.output
     assert "── summary ──" in result.output
     db = _isolated_home / "kvdrill.db"
     assert [r["answer"] for r in rows(db, "select answer from reviews")] == ["0.5 GiB"]
@@ -277,5 +277,5 @@ def test_the_quiz_never_imports_torch(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "[1/2]" in done.stdout and "Saved:" in done.stdout
+    assert "[0 done, 2 left]" in done.stdout and "Saved:" in done.stdout
     assert done.stdout.rstrip().endswith("NO TORCH")

@@ -65,9 +65,9 @@ def test_the_position_bar_fills_as_the_session_goes():
     assert position_bar(1, 4, 8) == ("", "─" * 8)
     assert position_bar(3, 4, 8) == ("━" * 4, "─" * 4)
     assert Screen(bar=True).header(3, 4, "kv-cache · new") == (
-        "[3/4] " + "━" * 10 + "─" * 10 + " kv-cache · new"
+        "[2 done, 2 left] " + "━" * 10 + "─" * 10 + " kv-cache · new"
     )
-    assert PLAIN.header(3, 4, "kv-cache · new") == "[3/4] kv-cache · new"
+    assert PLAIN.header(3, 4, "kv-cache · new") == "[2 done, 2 left] kv-cache · new"
 
 
 @pytest.mark.parametrize("columns", [80, 200])
@@ -81,7 +81,7 @@ def test_a_session_at_a_terminal_is_wrapped_coloured_and_barred(tmp_path, column
     assert max(len(line) for line in shown if not line.startswith("Rate:")) <= min(columns, 100)
     assert "\x1b[31mWrong. Answer: 2 MiB (2,097,152 bytes).\x1b[0m\n" in term.text
     assert "\x1b[1;33mMistake: forgot the K+V factor of 2.\x1b[0m\n" in term.text
-    assert "\x1b[1m[1/3]\x1b[0m \x1b[2m" + "─" * 20 + "\x1b[0m quiz-fixture · new\n" in term.text
+    assert "\x1b[1m[0 done, 3 left]\x1b[0m \x1b[2m" + "─" * 20 + "\x1b[0m quiz-fixture · new\n" in term.text
     assert reviews(db)[0]["answer"] == "1 MiB"
 
 

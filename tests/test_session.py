@@ -278,7 +278,7 @@ def reviews(db):
 def test_a_right_numeric_answer_is_stored_with_its_draw_and_scheduled_ten_minutes_out(tmp_path):
     db = open_db(tmp_path / "k.db")
     result, term = run(db, ["2 MiB", "", "q"])
-    assert "[1/3] quiz-fixture · new" in term.text
+    assert "[0 done, 3 left] quiz-fixture · new" in term.text
     assert "Right: 2 MiB (2,097,152 bytes)." in term.text
     (row,) = reviews(db)
     answered_at = T0 + timedelta(seconds=40)  # two lines read: the answer and the Enter
@@ -375,7 +375,7 @@ def test_an_unreadable_answer_is_explained_and_asked_again(tmp_path):
 def test_a_concept_answer_shows_the_model_answer_marks_key_points_and_is_self_rated(tmp_path):
     db = open_db(tmp_path / "k.db")
     _, term = run(db, ["s", "it has to read all the weights every step", "", "4", "q"])
-    assert "[2/3] quiz-fixture · new" in term.text
+    assert "[1 done, 2 left] quiz-fixture · new" in term.text
     assert "Model answer:" in term.text
     assert "  [x] 1. every step reads all the weights" in term.text
     assert "  [ ] 2. little arithmetic per byte (low arithmetic intensity)" in term.text
@@ -394,7 +394,7 @@ def test_skip_and_quit_store_nothing_and_end_with_the_summary(tmp_path):
     db = open_db(tmp_path / "k.db")
     result, term = run(db, ["s", "q"])
     assert "Skipped." in term.text
-    assert "[2/3]" in term.text and "[3/3]" not in term.text
+    assert "[1 done, 2 left]" in term.text and "[2 done, 1 left]" not in term.text
     assert reviews(db) == [] and load_cards(db) == {}
     assert (result.skipped, result.answered, result.ended_by) == (1, 0, "quit")
     assert "0 answered: 0 right, 0 wrong, 1 skipped; 40 s." in term.text
@@ -460,8 +460,8 @@ def test_next_day_due_cards_come_first_and_the_new_limit_counts_today(tmp_path):
     result, term = run(db, ["2 MiB", "", "q"], options=day1, start=next_day)
     assert result.planned == 3
     assert "3 questions: 2 due, 1 new." in term.text
-    assert "[1/3] quiz-fixture · again" in term.text
-    assert "[1/3] quiz-fixture · again\nA model has 2 layers" in term.text
+    assert "[0 done, 3 left] quiz-fixture · again" in term.text
+    assert "[0 done, 3 left] quiz-fixture · again\nA model has 2 layers" in term.text
     assert [r["question_id"] for r in reviews(db)] == [
         "qf-kv-bytes", "qf-decode-bound", "qf-kv-bytes",
     ]
@@ -475,7 +475,7 @@ def test_cram_logs_practice_without_touching_the_schedule(tmp_path):
     result, term = run(db, ["2 MiB", "", "q"], options=cram, start=T0 + timedelta(hours=1))
     # the question answered wrong before comes first
     assert "Cram: 2 questions" in term.text
-    assert "[1/2] quiz-fixture · cram\nA model has" in term.text
+    assert "[0 done, 2 left] quiz-fixture · cram\nA model has" in term.text
     assert load_cards(db) == before
     last = reviews(db)[-1]
     assert (last["cram"], last["correct"], last["session_id"]) == (1, 1, result.session_id)
@@ -524,6 +524,6 @@ def test_a_question_whose_template_fails_is_skipped_and_the_session_goes_on(tmp_
     term = Terminal(["fixture weights", "", "", "q"])
     result = run_session(db, load_bank([BANK_DIR]), FIXTURE, term.io(), days=UTC_DAYS,
                          make_instance=flaky, evidence_lines=no_evidence)
-    assert "[1/3] skipped qf-kv-bytes: qf-kv-bytes: prompt: unknown name {layerz}" in term.text
+    assert "[0 done, 3 left] skipped qf-kv-bytes: qf-kv-bytes: prompt: unknown name {layerz}" in term.text
     assert (result.skipped, result.answered) == (1, 1)
     assert [r["question_id"] for r in reviews(db)] == ["qf-decode-bound"]

@@ -65,14 +65,44 @@ def test_after_an_answer_a_card_in_learning_joins_the_queue_and_a_graduated_one_
     assert after_answer(queue, "a", learning, 3) == Queue(
         (PlanItem("b", "new"),), (Learning("a", T0 + 10 * MIN, "learning"),)
     )
+    # after an Again it waits for three other questions
     assert after_answer(queue, "a", learning, 1).learning == (Learning("a", T0 + 10 * MIN,
-                                                                       "again"),)
+                                                                       "again", 3),)
     graduated = card("a", 2, T0 + timedelta(days=3))
     assert after_answer(queue, "a", graduated, 3) == Queue((PlanItem("b", "new"),), ())
     leech = card("a", 3, T0 + 10 * MIN, suspended_at=iso(T0))
     assert after_answer(queue, "a", leech, 1).learning == ()
     assert after_answer(queue, "a", None, 1).learning == ()  # cram: the schedule is not changed
     assert drop(queue, "b") == Queue((), queue.learning)
+
+
+def test_a_failed_card_waits_for_three_other_questions_even_once_its_step_has_passed():
+    planned = tuple(PlanItem(f"p{i}", "new") for i in range(1, 6))
+    queue = after_answer(Queue(planned), "failed", card("failed", 3, T0 + MIN), 1)
+    assert queue.learning == (Learning("failed", T0 + MIN, "again", 3),)
+    later = T0 + 5 * MIN  # its one-minute step has long passed
+    shown = []
+    for _ in range(6):
+        item, queue = next_item(queue, later, AHEAD)
+        shown.append(item.question_id)
+    assert shown == ["p1", "p2", "p3", "failed", "p4", "p5"]
+    assert next_item(queue, later, AHEAD) == (None, Queue())
+
+
+def test_with_fewer_other_questions_left_a_failed_card_waits_for_all_of_them():
+    # one planned question and one learning card due later: both come first
+    queue = Queue((PlanItem("p1", "due"),), (Learning("good", T0 + 10 * MIN, "learning"),))
+    queue = after_answer(queue, "failed", card("failed", 3, T0 + MIN), 1)
+    shown = []
+    for _ in range(3):
+        item, queue = next_item(queue, T0 + 2 * MIN, AHEAD)
+        shown.append((item.question_id, item.why))
+    assert shown == [("p1", "due"), ("good", "learning"), ("failed", "again")]
+    # alone in the session, it comes back at once, within the learn-ahead
+    alone = after_answer(Queue(), "failed", card("failed", 3, T0 + MIN), 1)
+    assert next_item(alone, T0, AHEAD) == (PlanItem("failed", "again"), Queue())
+    # past the learn-ahead limit the session ends, whether it waits or not
+    assert next_item(alone, T0, timedelta(0)) == (None, alone)
 
 
 def test_refresh_follows_the_database_another_session_may_have_changed():
@@ -116,40 +146,39 @@ def test_suspended_and_buried_cards_are_not_planned_and_learning_ones_wait_for_t
 # minute after its answer; the others, rated Good once, ten minutes after theirs. A
 # concept answer's ticks are kept with Enter, one more line.
 SCRIPT = [
-    "1 MiB", "",  # [1] qf-kv-bytes: wrong, Again, at 80 s; back at 140 s
+    "1 MiB", "",  # [1] qf-kv-bytes: wrong, Again, at 80 s; due at 140 s, after 3 others
     "weights", "", "3",  # [2] qf-decode-bound: Good at 200 s; back at 800 s
-    "2 MiB", "3",  # [3] qf-kv-bytes again (due since 140 s): Good at 280 s; back at 880 s
-    "1", "3",  # [4] qf-choice: Good at 360 s; back at 960 s
-    "weights", "", "3",  # [5] nothing else left: qf-decode-bound, learn-ahead; graduates
-    "2 MiB", "3",  # [6] qf-kv-bytes; graduates
-    "1", "3",  # [7] qf-choice; graduates
+    "1", "3",  # [3] qf-choice (qf-kv-bytes waits): Good at 280 s; back at 880 s
+    # nothing planned is left; qf-kv-bytes has seen two others and waits for the last one
+    "weights", "", "3",  # [4] qf-decode-bound, learn-ahead: Good at 400 s; graduates
+    "2 MiB", "3",  # [5] qf-kv-bytes again: Good at 480 s; back at 1,080 s
+    "1", "3",  # [6] qf-choice; graduates
+    "2 MiB", "3",  # [7] qf-kv-bytes; graduates
 ]  # fmt: skip
 
 
 def headers(text):
-    return re.findall(r"^\[\d+/\d+\] .*$", text, re.M)
+    return re.findall(r"^\[\d+ done, \d+ left\] .*$", text, re.M)
 
 
-def test_a_failed_card_comes_back_once_its_step_has_passed_and_learning_ones_at_the_end(
-    tmp_path,
-):
+def test_a_failed_card_comes_back_after_the_others_and_learning_ones_at_the_end(tmp_path):
     db = open_db(tmp_path / "k.db")
     result, term = run(db, SCRIPT, tick_s=40)
     assert [r["question_id"] for r in reviews(db)] == [
-        "qf-kv-bytes", "qf-decode-bound", "qf-kv-bytes", "qf-choice",
-        "qf-decode-bound", "qf-kv-bytes", "qf-choice",
+        "qf-kv-bytes", "qf-decode-bound", "qf-choice", "qf-decode-bound",
+        "qf-kv-bytes", "qf-choice", "qf-kv-bytes",
     ]  # fmt: skip
     assert headers(term.text) == [
-        "[1/3] quiz-fixture · new",
-        "[2/4] quiz-fixture · new",  # the failed card will be back: one more
-        "[3/5] quiz-fixture · again",
-        "[4/6] quiz-fixture · new",
-        "[5/7] quiz-fixture · learning",
-        "[6/7] quiz-fixture · learning",
-        "[7/7] quiz-fixture · learning",
+        "[0 done, 3 left] quiz-fixture · new",
+        "[1 done, 3 left] quiz-fixture · new",  # the failed card will be back: one more
+        "[2 done, 3 left] quiz-fixture · new",
+        "[3 done, 3 left] quiz-fixture · learning",
+        "[4 done, 2 left] quiz-fixture · again",
+        "[5 done, 2 left] quiz-fixture · learning",
+        "[6 done, 1 left] quiz-fixture · learning",
     ]
     assert [r["reviewed_at"] for r in reviews(db)] == [
-        iso(T0 + timedelta(seconds=s)) for s in (80, 200, 280, 360, 480, 560, 640)
+        iso(T0 + timedelta(seconds=s)) for s in (80, 200, 280, 400, 480, 560, 640)
     ]
     assert {get_card(db, q)["state"] for q in ("qf-kv-bytes", "qf-decode-bound", "qf-choice")} == {
         2
@@ -163,15 +192,16 @@ def test_a_failed_card_comes_back_once_its_step_has_passed_and_learning_ones_at_
 def test_without_learn_ahead_the_session_ends_and_says_which_learning_cards_are_left(tmp_path):
     db = open_db(tmp_path / "k.db")
     options = replace(FIXTURE, learn_ahead=timedelta(0))
-    result, term = run(db, [*SCRIPT[:9], ""], options=options, tick_s=40)
+    script = [*SCRIPT[:7], "2 MiB", "3", ""]  # qf-kv-bytes after both others, then Enter
+    result, term = run(db, script, options=options, tick_s=40)
     assert [r["question_id"] for r in reviews(db)] == [
-        "qf-kv-bytes", "qf-decode-bound", "qf-kv-bytes", "qf-choice",
+        "qf-kv-bytes", "qf-decode-bound", "qf-choice", "qf-kv-bytes",
     ]
     assert headers(term.text) == [
-        "[1/3] quiz-fixture · new",
-        "[2/3] quiz-fixture · new",  # no learning card is counted before it is due
-        "[3/4] quiz-fixture · again",
-        "[4/4] quiz-fixture · new",
+        "[0 done, 3 left] quiz-fixture · new",
+        "[1 done, 2 left] quiz-fixture · new",  # no learning card is counted before it is due
+        "[2 done, 2 left] quiz-fixture · new",
+        "[3 done, 1 left] quiz-fixture · again",
     ]
     # the session ended at 400 s (the Enter at "Done"); qf-decode-bound is back at 800 s
     assert result.ended_by == "done"
@@ -185,8 +215,8 @@ def test_a_learning_card_is_labelled_again_only_after_an_again(tmp_path):
     db = open_db(tmp_path / "k.db")
     run(db, ["2 MiB", "", "weights", "", "1", "q"])  # qf-kv-bytes Good, qf-decode-bound Again
     _, term = run(db, ["s", "s", "q"], start=T0 + timedelta(hours=2))
-    assert "[1/3] quiz-fixture · again\nWhy is the decode phase" in term.text
-    assert "[2/3] quiz-fixture · learning\nA model has 2 layers" in term.text
+    assert "[0 done, 3 left] quiz-fixture · again\nWhy is the decode phase" in term.text
+    assert "[1 done, 2 left] quiz-fixture · learning\nA model has 2 layers" in term.text
 
 
 def test_a_later_session_shows_a_learning_card_within_the_learn_ahead(tmp_path):
@@ -195,8 +225,8 @@ def test_a_later_session_shows_a_learning_card_within_the_learn_ahead(tmp_path):
     result, term = run(db, ["s", "s", "q"], start=T0 + timedelta(minutes=2))
     assert term.text.startswith("3 questions: 0 due, 2 new, 1 learning.")
     assert headers(term.text) == [
-        "[1/3] quiz-fixture · new",
-        "[2/3] quiz-fixture · new",
-        "[3/3] quiz-fixture · learning",
+        "[0 done, 3 left] quiz-fixture · new",
+        "[1 done, 2 left] quiz-fixture · new",
+        "[2 done, 1 left] quiz-fixture · learning",
     ]
     assert result.planned == 2

@@ -39,7 +39,7 @@ def test_a_suspended_question_is_not_asked_until_unsuspended(tmp_path):
     db = open_db(tmp_path / "k.db")
     result, term = run(db, ["!", "q"])
     assert "Suspended until `kvdrill unsuspend qf-kv-bytes`." in term.text
-    assert "[2/3] quiz-fixture · new" in term.text
+    assert "[1 done, 2 left] quiz-fixture · new" in term.text
     row = get_card(db, "qf-kv-bytes")
     assert (row["suspended_at"], row["reps"], row["buried_until"]) == (
         iso(T0 + timedelta(seconds=20)), 0, None)  # fmt: skip
@@ -229,7 +229,7 @@ def test_a_drill_practises_the_leech_and_leaves_the_schedule_alone(tmp_path):
         'Drill on "forgot the K+V factor of 2": 1 question, practice only (the schedule is '
         "not changed)."
     )
-    assert "[1/1] quiz-fixture · drill" in result.output
+    assert "[0 done, 1 left] quiz-fixture · drill" in result.output
     assert "Drill session: the schedule was not changed." in result.output
     db = open_db(path)
     assert get_card(db, "qf-kv-bytes") == before

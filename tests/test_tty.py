@@ -96,7 +96,7 @@ def test_arrow_keys_and_ctrl_a_edit_the_answer_that_is_stored(quiz_at_a_terminal
         "A model has 2 layers, 4 KV heads of dimension 64 and a 2-byte cache. How large\n"
         "is the KV cache of one request of 1,024 tokens?\n"
     ) in screen
-    assert "[1/3] " + "─" * 20 + " quiz-fixture · new" in screen
+    assert "[0 done, 3 left] " + "─" * 20 + " quiz-fixture · new" in screen
     conn = sqlite3.connect(db)
     try:
         stored = conn.execute(

@@ -29,7 +29,7 @@ def counters(db):
 
 def question_shown(text, after=0):
     """The header and question text of the first question shown after `after`."""
-    begin = text.index("[1/", after)
+    begin = text.index("[0 done, ", after)
     return text[begin:text.index("\n> ", begin)]
 
 
@@ -56,7 +56,7 @@ def test_the_undone_question_is_asked_again_with_the_same_draw_and_answered_anew
     result, term = run(db, ["2 MiB", "", "u", "1 MiB", "", "q"], start=NEXT_DAY)
     undone_at = term.text.index("Undone:")
     assert question_shown(term.text) == question_shown(term.text, undone_at)
-    assert question_shown(term.text).startswith("[1/3] quiz-fixture · again\nA model has")
+    assert question_shown(term.text).startswith("[0 done, 3 left] quiz-fixture · again\nA model has")
     stored = reviews(db)
     assert [(r["answer"], r["rating"]) for r in stored] == [("1 MiB", 1), ("1 MiB", 1)]
     assert result.review_ids == [stored[1]["id"]]
@@ -72,7 +72,7 @@ def test_undo_of_a_first_answer_deletes_the_card(tmp_path):
     assert reviews(db) == []
     assert counters(db) == []
     assert session_row(db, result.session_id) == (0, 0)
-    assert term.text.count("[1/3] quiz-fixture · new") == 2
+    assert term.text.count("[0 done, 3 left] quiz-fixture · new") == 2
     assert (result.answered, result.right, result.undone) == (0, 0, 1)
 
 
@@ -112,7 +112,7 @@ def test_undo_takes_back_a_suspend(tmp_path):
     result, term = run(db, ["!", "u", "q"])
     assert "Suspended until `kvdrill unsuspend qf-kv-bytes`." in term.text
     assert get_card(db, "qf-kv-bytes") is None
-    assert term.text.count("[1/3] quiz-fixture · new") == 2
+    assert term.text.count("[0 done, 3 left] quiz-fixture · new") == 2
     assert (result.suspended, result.undone) == (0, 1)
 
 

@@ -10,6 +10,11 @@ it after each answer (`after_answer`). `next_item` says what comes next:
    is due within the learn-ahead limit (Anki's rule: 20 minutes unless changed);
 4. else nothing: the session ends, and says which learning cards are left.
 
+A card failed (Again) waits for RELEARN_GAP other questions before it comes back, even
+once its step has passed, so its model answer is not still on the screen when it is
+asked again; when fewer others are left, it waits for all of them (3. takes the cards
+that are not waiting first).
+
 Suspended cards, and buried ones until their bury ends, are never planned.
 """
 
@@ -26,6 +31,7 @@ from drill.storage.reviews import Performance
 
 LEARNING_STATES = (1, 3)  # fsrs.State.Learning, fsrs.State.Relearning
 AGAIN = 1
+RELEARN_GAP = 3  # other questions shown between a failure and its return
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,7 @@ class Learning:
     question_id: str
     due: datetime
     why: str  # "learning" or "again"
+    wait: int = 0  # other questions still to be shown before it comes back
 
 
 @dataclass(frozen=True)
@@ -173,26 +180,39 @@ def learning_later(
 
 
 def _soonest(learning: Sequence[Learning]) -> Learning | None:
-    return min(learning, key=lambda item: (item.due, item.question_id), default=None)
+    """The card that comes back first: one not waiting for other questions before one
+    that is, then the earliest due."""
+    return min(
+        learning, key=lambda item: (item.wait > 0, item.due, item.question_id), default=None
+    )
 
 
 def next_item(
     queue: Queue, now: datetime, learn_ahead: timedelta
 ) -> tuple[PlanItem | None, Queue]:
     """The item to show next and the queue without it (None: the session is done)."""
-    soonest = _soonest(queue.learning)
-    if soonest is not None and soonest.due <= now:
-        return _take(queue, soonest)
+    ready = _soonest([item for item in queue.learning if item.due <= now and not item.wait])
+    if ready is not None:
+        return _take(queue, ready)
     if queue.planned:
-        return queue.planned[0], replace(queue, planned=queue.planned[1:])
-    if soonest is not None and soonest.due <= now + learn_ahead:
-        return _take(queue, soonest)
+        return queue.planned[0], _one_shown(replace(queue, planned=queue.planned[1:]))
+    soon = _soonest([item for item in queue.learning if item.due <= now + learn_ahead])
+    if soon is not None:
+        return _take(queue, soon)
     return None, queue
 
 
 def _take(queue: Queue, item: Learning) -> tuple[PlanItem, Queue]:
     rest = tuple(other for other in queue.learning if other is not item)
-    return PlanItem(item.question_id, item.why), replace(queue, learning=rest)
+    return PlanItem(item.question_id, item.why), _one_shown(replace(queue, learning=rest))
+
+
+def _one_shown(queue: Queue) -> Queue:
+    """The queue once one more question is shown: each failed card waits for one fewer."""
+    if not any(item.wait for item in queue.learning):
+        return queue
+    learning = tuple(replace(item, wait=max(0, item.wait - 1)) for item in queue.learning)
+    return replace(queue, learning=learning)
 
 
 def drop(queue: Queue, question_id: str) -> Queue:
@@ -208,11 +228,13 @@ def after_answer(
 ) -> Queue:
     """The queue once `question_id` was answered with `rating` and its card row is
     `row` (None: the schedule was not changed, as in cram): a card still in learning,
-    and not suspended as a leech, comes back when its step has passed."""
+    and not suspended as a leech, comes back when its step has passed; after an Again,
+    not before RELEARN_GAP other questions (or all those left, when fewer)."""
     rest = drop(queue, question_id)
     if row is None or row["state"] not in LEARNING_STATES or row.get("suspended_at"):
         return rest
-    back = Learning(question_id, parse_iso(row["due"]), learning_why(rating))
+    wait = RELEARN_GAP if rating == AGAIN else 0
+    back = Learning(question_id, parse_iso(row["due"]), learning_why(rating), wait)
     return replace(rest, learning=(*rest.learning, back))
 
 

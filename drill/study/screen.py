@@ -75,6 +75,12 @@ def position_bar(position: int, total: int, cells: int = BAR_CELLS) -> tuple[str
     return "━" * done, "─" * (cells - done)
 
 
+def progress(position: int, total: int) -> str:
+    """Where a session stands at item `position` of `total`: the items done before it and
+    those left, this one included ("[4 done, 11 left]")."""
+    return f"[{position - 1} done, {total - position + 1} left]"
+
+
 @dataclass(frozen=True)
 class Screen:
     """How lines reach the user: `width` gives the columns to wrap to (None: no
@@ -104,8 +110,9 @@ class Screen:
         return "".join(p + "\n" for p in pieces[:-1]), pieces[-1] + prompt[len(text):]
 
     def header(self, position: int, total: int, label: str) -> str:
-        """The line above a question: "[2/5] kv-cache · new", with the bar on a terminal."""
-        head = f"[{position}/{total}]"
+        """The line above a question: "[1 done, 4 left] kv-cache · new", with the bar on a
+        terminal."""
+        head = progress(position, total)
         if not self.bar:
             return f"{head} {label}"
         done, rest = position_bar(position, total)

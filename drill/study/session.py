@@ -66,7 +66,7 @@ from drill.study.plan import (
     refresh_learning,
 )
 from drill.study.prompts import Prompts, SessionStop, keep_rating
-from drill.study.screen import verdict_roles
+from drill.study.screen import progress, verdict_roles
 from drill.study.session_io import SessionIO, SessionOptions
 from drill.study.session_text import (
     ANSWER_KEYS,
@@ -215,7 +215,7 @@ class _Session:
         except KvdrillError as exc:
             # one broken template must not end the session
             result.skipped += 1
-            self.say("", f"[{position}/{total}] skipped {question.id}: {exc}")
+            self.say("", f"{progress(position, total)} skipped {question.id}: {exc}")
             return
         kind = kind_of(instance.kind)
         self.say("")
