@@ -33,7 +33,7 @@ from drill.study.plan import (
 )
 from drill.study.session import run_session
 from drill.study.session_io import SessionIO, SessionOptions
-from drill.study.session_text import human_span, parse_rating
+from drill.study.session_text import SessionResult, human_span, parse_rating, render_summary
 
 T0 = datetime(2026, 11, 2, 8, 0, tzinfo=timezone.utc)
 BANK_DIR = Path(__file__).parent / "banks_quiz"
@@ -137,6 +137,48 @@ def test_item_seeds_are_pinned():
 )
 def test_parse_rating(text, expected):
     assert parse_rating(text, 3) == expected
+
+
+def test_the_summary_counts_each_mistake_most_frequent_first_with_its_drill():
+    result = SessionResult("s", "review", 6, T0, ended_at=T0 + timedelta(minutes=5),
+                           answered=6, right=2, wrong=4)  # fmt: skip
+    result.mistakes = [None, "gb-vs-gib", "forgot-kv-factor", None, "forgot-kv-factor",
+                       "bits-vs-bytes"]  # fmt: skip
+    result.mistake_names = {"gb-vs-gib": "GB read as GiB",
+                            "forgot-kv-factor": "forgot the K+V factor of 2"}  # fmt: skip
+    assert render_summary(result) == (
+        "\n── summary ──\n"
+        "6 answered: 2 right, 4 wrong; 5 min.\n"
+        "Mistakes this session: 4; practise each with its drill:\n"
+        "  2x forgot the K+V factor of 2: kvdrill quiz --drill forgot-kv-factor\n"
+        "  1x GB read as GiB: kvdrill quiz --drill gb-vs-gib\n"
+        "  1x bits vs bytes: kvdrill quiz --drill bits-vs-bytes\n"
+        "Nothing scheduled yet.\n"
+    )
+
+
+def test_the_summary_lists_five_learning_cards_and_counts_the_rest():
+    ended = T0 + timedelta(minutes=5)
+    result = SessionResult("s", "review", 7, T0, ended_at=ended, answered=7, right=0, wrong=7)
+    result.learning_left = [(ended + timedelta(minutes=m), f"q{m}") for m in (9, 1, 3, 4, 5, 7, 2)]
+    assert render_summary(result).split("\n")[3:11] == [
+        "Still learning: 7; `kvdrill quiz` shows each once it is back:",
+        "  q1  back in 1 min",
+        "  q2  back in 2 min",
+        "  q3  back in 3 min",
+        "  q4  back in 4 min",
+        "  q5  back in 5 min",
+        "  and 2 more, the last back in 9 min",
+        "Nothing scheduled yet.",
+    ]
+
+
+def test_an_undone_answer_takes_its_mistake_out_of_the_summary(tmp_path):
+    db = open_db(tmp_path / "k.db")
+    # qf-kv-bytes wrong, then u at the next question: asked again and answered right
+    result, term = run(db, ["1 MiB", "", "u", "2 MiB", "", "q"])
+    assert result.mistakes == [None]
+    assert "Mistakes this session" not in term.text
 
 
 @pytest.mark.parametrize(

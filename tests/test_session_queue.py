@@ -205,9 +205,40 @@ def test_without_learn_ahead_the_session_ends_and_says_which_learning_cards_are_
     ]
     # the session ended at 400 s (the Enter at "Done"); qf-decode-bound is back at 800 s
     assert result.ended_by == "done"
-    assert result.learning_left == [T0 + timedelta(seconds=s) for s in (800, 880, 960)]
-    assert "Still learning: 3, the next back in 6 min 40 s; `kvdrill quiz` then shows them.\n" in (
-        term.text
+    assert result.learning_left == [
+        (T0 + timedelta(seconds=800), "qf-decode-bound"),
+        (T0 + timedelta(seconds=880), "qf-choice"),
+        (T0 + timedelta(seconds=960), "qf-kv-bytes"),
+    ]
+    assert term.text[term.text.index("── summary ──"):] == (
+        "── summary ──\n"
+        "4 answered: 2 right, 2 wrong; 6 min 40 s.\n"
+        "Mistakes this session: 1; practise each with its drill:\n"
+        "  1x forgot the K+V factor of 2: kvdrill quiz --drill forgot-kv-factor\n"
+        "Still learning: 3; `kvdrill quiz` shows each once it is back:\n"
+        "  qf-decode-bound  back in 6 min 40 s\n"
+        "  qf-choice        back in 8 min\n"
+        "  qf-kv-bytes      back in 9 min 20 s\n"
+        "Next due: in 6 min 40 s; 3 due within a day.\n"
+    )
+
+
+def test_a_session_quit_early_names_its_mistakes_and_the_learning_cards_left(tmp_path):
+    db = open_db(tmp_path / "k.db")
+    # qf-kv-bytes wrong (Again at 80 s, back at 140 s); the concept rated Again at 200 s
+    # (back at 260 s); q at the third question, at 240 s
+    _, term = run(db, ["1 MiB", "", "weights", "", "1", "q"], tick_s=40)
+    assert term.text[term.text.index("── summary ──"):] == (
+        "── summary ──\n"
+        "2 answered: 0 right, 2 wrong; 4 min.\n"
+        "Mistakes this session: 1; practise each with its drill:\n"
+        "  1x forgot the K+V factor of 2: kvdrill quiz --drill forgot-kv-factor\n"
+        "Still learning: 2; `kvdrill quiz` shows each once it is back:\n"
+        "  qf-kv-bytes      back now\n"
+        "  qf-decode-bound  back in 20 s\n"
+        "Due now: 1 (run kvdrill quiz again).\n"
+        "Next due: in 20 s; 1 due within a day.\n"
+        "New questions left for today: 1.\n"
     )
 
 

@@ -388,6 +388,7 @@ class _Session:
                 result.wrong += 1
             if stored.change is not None:
                 result.review_ids.append(review.id)
+                result.mistakes.append(review.misconception)
             result.unsaved, result.unsaved_shown = keeper.kept, keeper.shown
             if keeper.kept_in is not None:
                 result.unsaved_file = str(keeper.kept_in)
@@ -442,6 +443,7 @@ class _Session:
         for name, value in zip(_COUNTERS, done.counters, strict=True):
             setattr(result, name, value)
         del result.review_ids[done.review_ids:]
+        del result.mistakes[done.review_ids:]
         result.undone += 1
         self.position = done.position
         self.redo = (done.item, done.position, done.queue)
@@ -566,6 +568,7 @@ def run_session(
         session.say(f"The session's end time was not saved ({why_not_saved(exc)}); "
                     "`kvdrill doctor --repair` closes the session.")  # fmt: skip
     new_now = new_cards_since(db, iso(days.day_start(result.ended_at)))
-    fill_summary(result, chosen, load_cards(db), session.queue, options.new_limit - new_now)
+    fill_summary(result, chosen, load_cards(db), options.new_limit - new_now)
+    result.mistake_names = {m: catalogue_entry(m).name for m in result.mistakes if m}
     io.write(render_summary(result))
     return result

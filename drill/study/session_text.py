@@ -10,7 +10,7 @@ from typing import Any
 
 from drill.srs import parse_iso
 from drill.study.days import DayClock
-from drill.study.plan import Queue, is_held
+from drill.study.plan import LEARNING_STATES, is_held
 
 RATING_NAMES = {1: "again", 2: "hard", 3: "good", 4: "easy"}
 # the header's word for why an item is shown (drill.study.plan.PlanItem.why)
@@ -96,9 +96,13 @@ class SessionResult:
     due_within_day: int = 0
     next_due: datetime | None = None
     new_waiting: int = 0
-    learning_left: list[datetime] = field(default_factory=list)  # when each comes back
+    # the cards still in learning: when each comes back, and its question
+    learning_left: list[tuple[datetime, str]] = field(default_factory=list)
     learn_ahead: timedelta = timedelta(0)
     review_ids: list[str] = field(default_factory=list)  # the answers the database took
+    # the named mistake of each answer in review_ids (None: none named), in the same order
+    mistakes: list[str | None] = field(default_factory=list)
+    mistake_names: dict[str, str] = field(default_factory=dict)  # id -> the mistake in words
     # answers the database refused: kept in the unsaved-answers file, or only printed
     unsaved: int = 0
     unsaved_file: str | None = None
@@ -137,13 +141,8 @@ def render_summary(result: SessionResult) -> str:
         lines.append(f"Undone: {plural(result.undone, 'answer')}.")
     if result.mode != "review":
         lines.append(f"{result.mode.capitalize()} session: the schedule was not changed.")
-    if result.learning_left:
-        soonest = min(result.learning_left) - ended
-        lines.append(
-            f"Still learning: {len(result.learning_left)}, the next back in "
-            f"{human_span(soonest)}; `kvdrill quiz` then shows "
-            f"{'it' if len(result.learning_left) == 1 else 'them'}."
-        )
+    lines += mistake_lines(result.mistakes, result.mistake_names)
+    lines += learning_lines(result.learning_left, ended)
     if result.due_now:
         lines.append(f"Due now: {result.due_now} (run kvdrill quiz again).")
     if result.next_due is not None:
@@ -159,29 +158,71 @@ def render_summary(result: SessionResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+LEARNING_LISTED = 5  # learning cards named one by one; more are counted
+
+
+def mistake_lines(mistakes: Sequence[str | None], names: Mapping[str, str]) -> list[str]:
+    """The named mistakes of a session's answers, most frequent first (then the first
+    made), each with its count and the drill that practises it."""
+    counts: dict[str, int] = {}
+    for mistake in mistakes:
+        if mistake:
+            counts[mistake] = counts.get(mistake, 0) + 1
+    if not counts:
+        return []
+    ranked = sorted(counts, key=lambda m: -counts[m])  # stable: first made first on a tie
+    lines = [f"Mistakes this session: {sum(counts.values())}; practise each with its drill:"]
+    for mistake in ranked:
+        name = names.get(mistake, mistake.replace("-", " "))
+        lines.append(f"  {counts[mistake]}x {name}: kvdrill quiz --drill {mistake}")
+    return lines
+
+
+def learning_lines(learning: Sequence[tuple[datetime, str]], ended: datetime) -> list[str]:
+    """The cards still in learning and when each comes back (the soonest first)."""
+    if not learning:
+        return []
+    ordered = sorted(learning)
+    them = "it" if len(ordered) == 1 else "each"
+    lines = [f"Still learning: {len(ordered)}; `kvdrill quiz` shows {them} once it is back:"]
+    width = max(len(qid) for _, qid in ordered[:LEARNING_LISTED])
+    for due, qid in ordered[:LEARNING_LISTED]:
+        when = "now" if due <= ended else f"in {human_span(due - ended)}"
+        lines.append(f"  {qid:<{width}}  back {when}")
+    if len(ordered) > LEARNING_LISTED:
+        last = ordered[-1][0]
+        lines.append(
+            f"  and {len(ordered) - LEARNING_LISTED} more, the last back in "
+            f"{human_span(last - ended)}"
+        )
+    return lines
+
+
 def fill_summary(
     result: SessionResult,
     questions: Sequence[Any],
     cards: Mapping[str, Mapping[str, Any]],
-    queue: Queue,
     new_allowance: int,
 ) -> None:
     """What is left at the end (`result.ended_at`): cards due now and later (suspended and
-    buried ones left out), new questions for today, and, when the session ran out, the
-    learning cards that come back after the learn-ahead limit."""
+    buried ones left out), new questions for today, and, after a review session however
+    it ended, the cards still in learning and when each comes back."""
     now = result.ended_at or result.started_at
     ids = {q.id for q in questions}
-    dues = sorted(
-        parse_iso(row["due"]) for qid, row in cards.items() if qid in ids and not is_held(row, now)
-    )
+    live = {qid: row for qid, row in cards.items() if qid in ids and not is_held(row, now)}
+    dues = sorted(parse_iso(row["due"]) for row in live.values())
     result.due_now = sum(1 for d in dues if d <= now)
     later = [d for d in dues if d > now]
     result.next_due = later[0] if later else None
     result.due_within_day = sum(1 for d in later if d <= now + timedelta(days=1))
     unseen = sum(1 for q in questions if q.id not in cards)
     result.new_waiting = min(unseen, max(0, new_allowance))
-    if result.ended_by == "done":
-        result.learning_left = sorted(item.due for item in queue.learning)
+    if result.mode == "review":
+        result.learning_left = sorted(
+            (parse_iso(row["due"]), qid)
+            for qid, row in live.items()
+            if row["state"] in LEARNING_STATES
+        )
 
 
 def local_time(moment: datetime, days: DayClock) -> str:
