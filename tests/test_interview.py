@@ -189,7 +189,7 @@ def test_the_report_scores_each_question_each_topic_and_names_three_things_to_dr
     assert [(s.what, s.why, s.command) for s in report.drill_next] == [
         ('the mistake "forgot the K+V factor of 2"', "question 2",
          "kvdrill quiz --topic iv-kv --cram"),
-        ("the key points of iv-why-cache", "missed 1 of its key points",
+        ("the key points of iv-why-cache", "covered 1 of 2 key points",
          "kvdrill ask iv-why-cache"),
         ("the topic iv-time", "0 of 1, 0 %", "kvdrill quiz --topic iv-time --cram"),
     ]  # fmt: skip

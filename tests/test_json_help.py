@@ -64,6 +64,8 @@ def walk(group: click.Group, ctx: click.Context, path: tuple[str, ...] = ()):
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
         if isinstance(command, click.Group):
+            if any("--json" in option.opts for option in command.params):
+                yield (*path, name), command  # a group that is a command itself (interview)
             yield from walk(
                 command, click.Context(command, parent=ctx, info_name=name), (*path, name)
             )
@@ -113,6 +115,20 @@ def with_engine_run(tmp_path):
     return db
 
 
+def with_an_interview(tmp_path):
+    """A database holding one mock interview of two questions (one answered)."""
+    db = tmp_path / "iv.db"
+    if not db.exists():
+        args = ["interview", "--db", str(db), "--seed", "1", "--n", "2", "--now", NOW]
+        result = CliRunner().invoke(cli, args, input="4 GiB\n")
+        assert result.exit_code == 0, result.output
+    return db
+
+
+def interview_id(db) -> str:
+    return open_db(db).conn.execute("select id from sessions").fetchone()[0][:8]
+
+
 # each command's real situations: the arguments, given a tmp folder
 SITUATIONS = {
     ("ask",): lambda tmp: [
@@ -134,6 +150,7 @@ SITUATIONS = {
         ["--list-presets"],
     ],
     ("stats",): lambda tmp: [["--db", str(one_answer_db(tmp)), "--now", LATER]],
+    ("plan",): lambda tmp: [["--db", str(one_answer_db(tmp)), "--now", LATER, "--days", "3"]],
     ("doctor",): lambda tmp: [["--db", str(one_answer_db(tmp))]],
     ("config",): lambda tmp: [["--db", str(one_answer_db(tmp))]],
     ("optimize",): lambda tmp: [["--db", str(with_enough_reviews_to_fit(tmp)), "--dry-run"]],
@@ -141,6 +158,10 @@ SITUATIONS = {
     ("engine", "show"): lambda tmp: [["--db", str(with_engine_run(tmp))]],
     ("interview",): lambda tmp: [
         ["--db", str(tmp / "iv.db"), "--seed", "1", "--n", "2", "--now", NOW],
+    ],
+    ("interview", "list"): lambda tmp: [["--db", str(with_an_interview(tmp))]],
+    ("interview", "report"): lambda tmp: [
+        [interview_id(with_an_interview(tmp)), "--db", str(tmp / "iv.db")]
     ],
 }
 NOT_RUN = {("engine", "run"): "measures for minutes; `engine show` prints what it stores"}

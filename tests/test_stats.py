@@ -379,6 +379,7 @@ def test_collect_stats_has_every_documented_key(db):
         "weakest",
         "misconceptions",
         "missed_points",
+        "mock_interviews",
         "totals",
     ]
     assert figures["totals"] == {

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from drill.commands import terminal
+from drill.commands.interview_stored import interview_list, interview_report
 from drill.commands.options import (
     FiniteRange,
     bank_option,
@@ -44,11 +45,19 @@ mode "interview". Ctrl-C, q or the end of input keep every answer given, and the
 report covers them. The report gives per question the answer, the verdict with the
 right answer, the named mistake and the time taken; per topic a score (1 per right
 answer, the share of key points covered per explanation); and the three things to
-drill next. --report FILE writes it as Markdown, or as one self-contained web page
-when FILE ends in .html (its folder is checked before the first question); when FILE
-cannot be written at the end, the report goes beside the database instead
-(NAME-report-TIME.md or .html), else to standard output, and the exit status is 1.
---focus weak draws your weakest questions more often.
+drill next, ranked by the points they cost: a named mistake 1 per wrong answer that
+made it, an explanation the share of its key points it missed (4 of 5 missed ranks
+above 1 of 4), ties to the earlier question; then the topics that lost points, weakest
+first. --report FILE writes it as Markdown, or as one self-contained web page when
+FILE ends in .html (its folder is checked before the first question); give --report
+more than once to write each file. When a FILE cannot be written at the end, its
+report goes beside the database instead (NAME-report-TIME.md or .html), else to
+standard output, and the exit status is 1. --focus weak draws your weakest questions
+more often.
+
+The report is kept with the answers: `kvdrill interview list` lists the interviews
+held, with their scores, and `kvdrill interview report ID` shows one's report again
+(as text, --json, or --report FILE).
 
 \b
 --json prints the report as one JSON object (the prompts go to standard error):
@@ -65,7 +74,12 @@ cannot be written at the end, the report goes beside the database instead
 """
 
 
-@click.command(help=INTERVIEW_HELP, short_help="A timed mock interview and its scored report.")
+@click.group(
+    help=INTERVIEW_HELP,
+    short_help="A timed mock interview and its scored report.",
+    invoke_without_command=True,
+    subcommand_metavar="[COMMAND]",
+)
 @click.option(
     "--minutes",
     type=FiniteRange(min=1, max=600),
@@ -87,9 +101,11 @@ cannot be written at the end, the report goes beside the database instead
 @click.option("--focus", type=click.Choice(["weak"]), help="Weight the choice to weak spots.")
 @click.option(
     "--report",
-    "report_path",
+    "report_paths",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the report to FILE: Markdown, or HTML for a name ending in .html.",
+    multiple=True,
+    help="Also write the report to FILE: Markdown, or HTML for a name ending in .html "
+    "(repeat for more files).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (see above).")
 @bank_option
@@ -97,21 +113,39 @@ cannot be written at the end, the report goes beside the database instead
 @now_option
 @click.option("--tick", "tick_s", type=FiniteRange(0, 86_400), default=0.0, hidden=True)
 @click.option("--no-fuzz", is_flag=True, hidden=True, help="Exact intervals, for tests.")
-def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, db_path,
+@click.pass_context
+def interview(ctx, minutes, count, topic, seed, focus, report_paths, as_json, banks, db_path,
               now_text, tick_s, no_fuzz) -> None:  # fmt: skip
+    if ctx.invoked_subcommand is not None:
+        given = [
+            param.opts[-1] for param in ctx.command.params
+            if ctx.get_parameter_source(param.name) is not click.core.ParameterSource.DEFAULT
+        ]  # fmt: skip
+        if given:
+            raise click.UsageError(
+                f"{given[0]} starts an interview; give `{ctx.invoked_subcommand}` its own options"
+            )
+        return
     with signals_for_main_thread_only():
         from drill.bank.loader import eligible_questions, load_default_bank
         from drill.errors import KvdrillError
         from drill.interview.loop import InterviewIO, run_interview
         from drill.interview.plan import plan_interview
-        from drill.interview.report import RENDERERS, build_report, render_text, report_json
+        from drill.interview.report import (
+            RENDERERS,
+            build_report,
+            render_text,
+            report_format,
+            report_json,
+        )
         from drill.kinds import make_instance
         from drill.storage.outfile import protected_files
         from drill.study.settings import read_settings
         from drill.study.signals import ending_signals
 
     protected = protected_files(db_path)
-    if report_path is not None:
+    report_paths = tuple(dict.fromkeys(report_paths))  # one file named twice is written once
+    for report_path in report_paths:
         check_report_path(report_path, protected)
     now, tick = clock(now_text, tick_s)
 
@@ -136,37 +170,43 @@ def interview(minutes, count, topic, seed, focus, report_path, as_json, banks, d
             seed = secrets.randbelow(2**31)
         weights = _weak_weights(db, questions, now()) if focus == "weak" else None
         turns = plan_interview(questions, count, seed, bank.get, make_instance, weights=weights)
-        save, finish, keeper = _storage(db, now(), no_fuzz, now_text, write)
+        plan = {"seed": seed, "minutes": minutes, "planned": len(turns), "topic": topic,
+                "focus": focus}  # fmt: skip
+        save, finish, keeper = _storage(db, now(), no_fuzz, now_text, write, plan)
+        result = None
         try:
             with ending_signals():  # SIGTERM and SIGHUP end the interview as Ctrl-C does
                 result = run_interview(
                     turns, minutes, InterviewIO(read_line, write, now, screen), save
                 )
         finally:
-            finish(now())
+            finish(now(), result)
     finally:
         db.conn.close()
     report = build_report(result, seed)
     problems = []
-    printed = None  # the report file's text, when no file could take it
-    if report_path is not None:
-        fmt = "html" if report_path.suffix.lower() in (".html", ".htm") else "md"
+    printed = []  # the report files' texts that no file could take
+    written = []
+    for report_path in report_paths:
+        fmt = report_format(report_path.name)
         text = RENDERERS[fmt](report)
         where, problem = write_report(
             report_path, text, protected, db_path, fmt, result.ended_at or now(), as_json
         )
         if problem:
             problems.append(problem)
+        else:
+            written.append(report_path)
         if where is None and not as_json:
-            printed = text
+            printed.append(text)
     if as_json:
         click.echo(json.dumps(report_json(report), indent=2, ensure_ascii=False))
     else:
         click.echo(screen.lines(render_text(report).splitlines()), nl=False)
-    if printed is not None:
+    for text in printed:
         click.echo()
-        click.echo(printed, nl=not printed.endswith("\n"))
-    if report_path is not None and not problems:
+        click.echo(text, nl=not text.endswith("\n"))
+    for report_path in written:
         click.echo(f"Report written to {report_path}.", err=True)
     unsaved = unsaved_error(keeper.kept, keeper.kept_in, keeper.shown)
     if unsaved:
@@ -247,15 +287,18 @@ def _weak_weights(db, questions, now):
     return weak_weights(question_figures(db, now, {q.id: q.topic for q in questions}))
 
 
-def _storage(db, started, no_fuzz: bool, now_text: str | None, write):
+def _storage(db, started, no_fuzz: bool, now_text: str | None, write, plan):
     """(save, finish, keeper): store one answer as a review of an "interview" session, in
-    one transaction with the card's new schedule; close the session row. With an
+    one transaction with the card's new schedule and its report row
+    (drill.storage.interviews); close the session row, and say how the interview ended. With an
     interview date set, the schedule aims at it as the quiz's does. An answer the
     database refuses is kept beside it (drill.study.answer_keeper.AnswerKeeper, which counts them),
     said through `write`, and the interview goes on."""
     from drill.errors import StoreError
     from drill.interview.loop import counted_right, review_of
+    from drill.interview.report import question_row
     from drill.srs import iso, new_card_row, parse_iso, review_row
+    from drill.storage.interviews import end_interview, insert_answer, start_interview
     from drill.storage.reviews import end_session, start_session
     from drill.study.answer_keeper import AnswerKeeper, why_not_saved
     from drill.study.deadline import capped_due, retention_toward
@@ -279,6 +322,7 @@ def _storage(db, started, no_fuzz: bool, now_text: str | None, write):
 
     keeper = AnswerKeeper(db, tell)
     keeper.write(lambda: start_session(db, session_id, iso(started), "interview"))
+    keeper.write(lambda: start_interview(db, session_id, **plan))
 
     def save(answer) -> None:
         review = review_of(answer, str(uuid.uuid4()), session_id)
@@ -296,16 +340,34 @@ def _storage(db, started, no_fuzz: bool, now_text: str | None, write):
                 row["due"] = iso(due)
             return row
 
-        stored = keeper.record(review, reschedule, counted_correct=counted_right(answer))
+        row = question_row(answer)
+        fields = {"review_id": review.id, "session_id": session_id, **{
+            name: getattr(row, name) for name in (
+                "number", "follow_up_of", "topic", "kind", "asked", "verdict", "expected",
+                "mistake", "missed", "points", "details",
+            )
+        }}  # fmt: skip
+        stored = keeper.record(
+            review, reschedule, counted_correct=counted_right(answer),
+            also=lambda: insert_answer(db, fields),
+        )  # fmt: skip
         if stored.lines:
             tell(*stored.lines)
 
-    def finish(ended) -> None:
+    def finish(ended, result) -> None:
         try:
             keeper.write(lambda: end_session(db, session_id, iso(ended)))
+            if result is not None:
+                gone_s = ((result.ended_at or ended) - result.started_at).total_seconds()
+                keeper.write(lambda: end_interview(db, session_id, result.ended_by, gone_s))
         except StoreError as exc:  # every answer is stored or kept already
             why = why_not_saved(exc)
             click.echo(f"Warning: the interview's end time was not saved ({why}); "
                        "`kvdrill doctor --repair` closes the session.", err=True)  # fmt: skip
 
     return save, finish, keeper
+
+
+# the stored interviews, under the same word (drill.commands.interview_stored)
+interview.add_command(interview_list)
+interview.add_command(interview_report)

@@ -60,6 +60,9 @@ the same database and time give the same file.
   missed_points   [{question_id, point, text, missed, reviews}] x <= 5: the
                   concept answers' key points left unticked most often (point
                   numbered from 1), in `missed` of the `reviews` ticked
+  mock_interviews [{date, score, answered, minutes}] x <= 5: the latest mock
+                  interviews, oldest first: the day, the score's share of the
+                  questions answered (null: none), the minutes taken
   totals          {cards, reviews, suspended, buried, leeches}: cards
                   scheduled, reviews up to now, cards suspended (`!` in the
                   quiz, or as leeches), buried until a later day (`-`), and

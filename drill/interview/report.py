@@ -3,11 +3,15 @@ terminal text, Markdown, one self-contained web page, or JSON.
 
 Scoring: a graded answer (numeric) scores 1 when right (a unit slip included) and 0
 when wrong; an explanation (concept) scores the share of its key points it covers; a
-question passed scores 0. A topic's score is the sum over its questions asked. The
-three things to drill next come, in this order, from: the named mistakes made (the
-most frequent first), the explanations that missed key points, and the topics that
-lost points (the weakest first); two that would send you to the same command are one.
-Everything here is a pure function of the interview's result.
+question passed scores 0. A topic's score is the sum over its questions asked.
+
+The three things to drill next rank what cost the most points: first the named mistakes
+and the explanations, by the points they lost (a named mistake 1 per wrong answer that
+made it; an explanation the share of its key points it missed, so one that missed 4 of 5
+points, 0.8, ranks above one that missed 1 of 4, 0.25; ties go to the earlier question),
+then the topics that lost points, the weakest share first. Two that would send you to
+the same command are one. Everything here is a pure function of the report's rows: the
+report of a stored interview (drill.interview.stored) is built from the same rows.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ ENDINGS = {
     "quit": "ended with q",
     "eof": "input ended",
     "interrupt": "interrupted",
+    "cut": "cut short (its end was not saved)",
 }
 
 
@@ -52,6 +57,7 @@ class QuestionRow:
     points: float
     rating: int
     details: tuple[str, ...]  # the verdict as the quiz would have shown it
+    mistake_id: str | None = None  # the named mistake of a wrong answer (Drill next groups them)
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,8 @@ class Report:
 # ----------------------------------------------------------------------------- figures
 
 
-def _row(answer: Answer) -> QuestionRow:
+def question_row(answer: Answer) -> QuestionRow:
+    """One answer as the report shows it."""
     turn, verdict = answer.turn, answer.verdict
     instance = turn.instance
     kind = kind_of(instance.kind)
@@ -140,6 +147,7 @@ def _row(answer: Answer) -> QuestionRow:
         points=points,
         rating=answer.rating,
         details=tuple(kind.verdict_lines(instance, verdict)),
+        mistake_id=verdict.misconception if verdict.correct is False else None,
     )
 
 
@@ -157,30 +165,34 @@ def _numbers(numbers: Sequence[int]) -> str:
     return f"{word} {listed}"
 
 
-def drill_next(rows: Sequence[QuestionRow], answers: Sequence[Answer]) -> tuple[Suggestion, ...]:
+def drill_next(rows: Sequence[QuestionRow]) -> tuple[Suggestion, ...]:
     """The three things to drill next (see the module docstring)."""
-    found: list[Suggestion] = []
+    ranked: list[tuple[float, int, Suggestion]] = []  # (points lost, first question, what)
     mistakes: dict[str, list[QuestionRow]] = {}
-    for row, answer in zip(rows, answers, strict=True):
-        if answer.verdict.misconception and answer.verdict.correct is False:
-            mistakes.setdefault(answer.verdict.misconception, []).append(row)
-    for hits in sorted(mistakes.values(), key=lambda h: (-len(h), h[0].number)):
-        found.append(
-            Suggestion(
-                f'the mistake "{hits[0].mistake}"',
-                _numbers([r.number for r in hits]),
-                f"kvdrill quiz --topic {hits[0].topic} --cram",
-            )
-        )
+    for row in rows:
+        if row.mistake_id:
+            mistakes.setdefault(row.mistake_id, []).append(row)
+    for hits in mistakes.values():
+        what = f'the mistake "{hits[0].mistake}"'
+        command = f"kvdrill quiz --topic {hits[0].topic} --cram"
+        suggestion = Suggestion(what, _numbers([r.number for r in hits]), command)
+        ranked.append((len(hits), hits[0].number, suggestion))
     for row in rows:
         if kind_of(row.kind).self_rated and row.points < 1:
-            total = len(row.missed) if row.answer is None else None
-            why = "passed" if total is not None else f"missed {len(row.missed)} of its key points"
-            found.append(Suggestion(f"the key points of {row.question_id}", why, f"kvdrill ask {row.question_id}"))
+            why = "passed" if row.answer is None else f"covered {row.verdict}"
+            item = Suggestion(
+                f"the key points of {row.question_id}", why, f"kvdrill ask {row.question_id}"
+            )
+            ranked.append((1 - row.points, row.number, item))
+    found = [item for _, _, item in sorted(ranked, key=lambda r: (-r[0], r[1]))]
     for topic in sorted(_topics(rows), key=lambda t: (t.points / t.asked, t.topic)):
         if topic.points < topic.asked:
-            why = f"{_score(topic.points)} of {topic.asked}, {topic.percent} %"
-            found.append(Suggestion(f"the topic {topic.topic}", why, f"kvdrill quiz --topic {topic.topic} --cram"))
+            why = f"{score_text(topic.points)} of {topic.asked}, {topic.percent} %"
+            found.append(
+                Suggestion(
+                    f"the topic {topic.topic}", why, f"kvdrill quiz --topic {topic.topic} --cram"
+                )
+            )
     chosen: list[Suggestion] = []
     for item in found:
         if all(item.command != c.command for c in chosen):
@@ -189,21 +201,35 @@ def drill_next(rows: Sequence[QuestionRow], answers: Sequence[Answer]) -> tuple[
 
 
 def build_report(result: InterviewResult, seed: int) -> Report:
-    rows = tuple(_row(answer) for answer in result.answers)
     ended = result.ended_at or result.started_at
-    return Report(
-        seed=seed,
-        minutes=result.minutes,
-        planned=len(result.turns),
-        ended_by=result.ended_by,
-        elapsed_s=(ended - result.started_at).total_seconds(),
-        rows=rows,
-        topics=_topics(rows),
-        drill_next=drill_next(rows, result.answers),
+    return assemble_report(
+        seed,
+        result.minutes,
+        len(result.turns),
+        result.ended_by,
+        (ended - result.started_at).total_seconds(),
+        [question_row(answer) for answer in result.answers],
     )
 
 
-def _score(points: float) -> str:
+def assemble_report(
+    seed: int, minutes: float, planned: int, ended_by: str, elapsed_s: float,
+    rows: Sequence[QuestionRow],
+) -> Report:  # fmt: skip
+    """The report of an interview's rows, its topics and Drill next worked out from them."""
+    return Report(
+        seed=seed,
+        minutes=minutes,
+        planned=planned,
+        ended_by=ended_by,
+        elapsed_s=elapsed_s,
+        rows=tuple(rows),
+        topics=_topics(rows),
+        drill_next=drill_next(rows),
+    )
+
+
+def score_text(points: float) -> str:
     """Points as a report shows them: 3, 2.5, 2.67."""
     return f"{round(points, 2):g}"
 
@@ -219,7 +245,7 @@ def summary_line(report: Report) -> str:
     answered = len(report.rows)
     line = (
         f"{answered} of {report.planned} questions answered in {clock(report.elapsed_s)} "
-        f"of {clock(report.minutes * 60)} · score {_score(report.points)} of {answered} "
+        f"of {clock(report.minutes * 60)} · score {score_text(report.points)} of {answered} "
         f"({report.percent} %) · seed {report.seed}"
     )
     ending = ENDINGS.get(report.ended_by, "")
@@ -233,6 +259,20 @@ def _verdict_text(row: QuestionRow) -> str:
     if row.verdict.startswith("Right"):
         return f"{row.verdict}: {row.expected}"
     return f"{row.verdict}; the answer is {row.expected}"
+
+
+def detail_items(details: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The verdict's lines as a list with sub-lists: an indented line ("  2 × 32 × ...",
+    "  [x] 1. ...") belongs to the line above it ("Solution:", "Key points:")."""
+    items: list[tuple[str, list[str]]] = []
+    for line in details:
+        if not line.strip():
+            continue
+        if line[:1].isspace() and items:
+            items[-1][1].append(line.strip())
+        else:
+            items.append((line.strip(), []))
+    return items
 
 
 def _heading(row: QuestionRow) -> str:
@@ -263,7 +303,7 @@ def render_text(report: Report) -> str:
         out += ["", "By topic"]
         width = max(len(t.topic) for t in report.topics)
         for t in report.topics:
-            score = f"{_score(t.points)} of {t.asked}"
+            score = f"{score_text(t.points)} of {t.asked}"
             out.append(f"  {t.topic:<{width}}  {score:<9} {t.percent:>3} %")
     out += ["", "Drill next"]
     if not report.drill_next:
@@ -292,7 +332,7 @@ def render_markdown(report: Report) -> str:
         out.append("| " + " | ".join(cells) + " |")
     out += ["", "## By topic", "", "| topic | asked | score | % |", "| --- | ---: | ---: | ---: |"]
     for t in report.topics:
-        out.append(f"| {md_cell(t.topic)} | {t.asked} | {_score(t.points)} | {t.percent} |")
+        out.append(f"| {md_cell(t.topic)} | {t.asked} | {score_text(t.points)} | {t.percent} |")
     out += ["", "## Drill next", ""]
     if not report.drill_next:
         out.append(_nothing_to_drill(report))
@@ -305,7 +345,10 @@ def render_markdown(report: Report) -> str:
         out += [f"> {md_escape(line)}" if line.strip() else ">" for line in row.asked.splitlines()]
         answer = md_escape(row.answer, code_spans=False) if row.answer is not None else "(passed)"
         out += ["", f"**Your answer:** {answer}", ""]
-        out += [f"- {md_escape(line.strip())}" for line in row.details if line.strip()]
+        for line, under in detail_items(row.details):
+            # a sub-list sits under its item, indented to the item's text (CommonMark)
+            out.append(f"- {md_escape(line)}")
+            out += [f"  - {md_escape(sub)}" for sub in under]
     return "\n".join(out) + "\n"
 
 
@@ -327,7 +370,8 @@ tr.part td.verdict { color: #9a6700; }
 blockquote { margin: .3em 0; padding: .2em .8em; border-left: 4px solid #ccc; color: #333; }
 ol.next li { margin: .3em 0; }
 code { font: .95em "DejaVu Sans Mono", Menlo, Consolas, monospace; background: #f4f4f4;
-       padding: 0 .25em; }
+       padding: 0 .25em; white-space: pre-wrap; overflow-wrap: anywhere; }
+td, li, p, blockquote { overflow-wrap: anywhere; }
 ul.details { color: #333; }
 article { break-inside: avoid; page-break-inside: avoid; }
 """
@@ -349,7 +393,7 @@ def render_html(report: Report) -> str:
     out = [
         *page_head(_e(TITLE), _CSS),
         f"<header><h1>{_e(TITLE)}</h1>",
-        f'<p class="score">Score {_e(_score(report.points))} of {len(report.rows)} '
+        f'<p class="score">Score {_e(score_text(report.points))} of {len(report.rows)} '
         f"({report.percent} %)</p>",
         f'<p class="meta">{_e(summary_line(report))}</p></header>',
         "<section><h2>Questions</h2><table>",
@@ -375,7 +419,7 @@ def render_html(report: Report) -> str:
         bar = f'<span class="barbox"><span class="bar" style="width:{t.percent}%"></span></span>'
         out.append(
             f'<tr><td class="text">{_e(t.topic)}</td><td>{t.asked}</td>'
-            f'<td>{_e(_score(t.points))}</td><td class="text">{bar}{t.percent} %</td></tr>'
+            f'<td>{_e(score_text(t.points))}</td><td class="text">{bar}{t.percent} %</td></tr>'
         )
     out += ["</table></section>", '<section><h2>Drill next</h2><ol class="next">']
     if not report.drill_next:
@@ -386,7 +430,12 @@ def render_html(report: Report) -> str:
     out += ["</ol></section>", "<section><h2>The questions as asked</h2>"]
     for row in report.rows:
         answer = _e(row.answer) if row.answer is not None else "<em>(passed)</em>"
-        details = "".join(f"<li>{_e(line.strip())}</li>" for line in row.details if line.strip())
+        details = "".join(
+            f"<li>{_e(line)}"
+            + (f"<ul>{''.join(f'<li>{_e(sub)}</li>' for sub in under)}</ul>" if under else "")
+            + "</li>"
+            for line, under in detail_items(row.details)
+        )
         out += [
             f"<article><h3>{_e(_heading(row))}</h3>",
             "<blockquote>" + "<br>".join(_e(line) for line in row.asked.splitlines()) + "</blockquote>",
@@ -431,3 +480,8 @@ def report_json(report: Report) -> dict[str, Any]:
 
 
 RENDERERS = {"md": render_markdown, "html": render_html}
+
+
+def report_format(name: str) -> str:
+    """The RENDERERS key for a report file's name: "html" for .html or .htm, else "md"."""
+    return "html" if name.lower().endswith((".html", ".htm")) else "md"

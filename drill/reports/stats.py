@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from drill.srs import iso, retrievability
+from drill.srs import iso, parse_iso, retrievability
 from drill.storage.sqlite_library import Database
 from drill.study.days import UTC_DAYS, DayClock
 from drill.study.settings import read_settings
@@ -468,6 +468,7 @@ def collect_stats(
         "weakest": weakest(figures),
         "misconceptions": frequent_misconceptions(db, now, misconception_names or {}),
         "missed_points": missed_points(db, now, key_points or {}),
+        "mock_interviews": mock_interviews(db, now, days),
         "totals": {
             "cards": cards,
             "reviews": sum(f["reviews"] for f in figures),
@@ -475,6 +476,34 @@ def collect_stats(
         },
         **extra,
     }
+
+
+MOCK_INTERVIEWS_LIMIT = 5  # the mock interviews stats lists, the latest
+
+
+def mock_interviews(
+    db: Database, now: datetime, days: DayClock = UTC_DAYS, limit: int = MOCK_INTERVIEWS_LIMIT
+) -> list[dict[str, Any]]:
+    """The trend of mock interview scores: the `limit` latest interviews begun before
+    `now`, the oldest first, as [{date, score, answered, minutes}]: the user's day it began,
+    its score as a share of the questions answered (drill.storage.interviews scores as the
+    report does; null with none answered), and the minutes it took (null when unknown)."""
+    from drill.storage.interviews import interview_scores
+
+    trend = []
+    for item in reversed(interview_scores(db, limit, before=iso(now))):
+        began = parse_iso(item["started_at"])
+        seconds = item["elapsed_s"]
+        if seconds is None and item["ended_at"] is not None:
+            seconds = (parse_iso(item["ended_at"]) - began).total_seconds()
+        answered = item["answered"]
+        trend.append({
+            "date": _day(days.day_of(began)),
+            "score": round(item["points"] / answered, 4) if answered else None,
+            "answered": answered,
+            "minutes": round(seconds / 60, 1) if seconds is not None else None,
+        })  # fmt: skip
+    return trend
 
 
 INTERVIEW_FORECAST_DAYS = 60  # the most days of workload listed before an interview

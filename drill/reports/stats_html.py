@@ -179,6 +179,16 @@ def missed_points_table(points: Sequence[Mapping[str, Any]]) -> str:
     return _table(header, rows)
 
 
+def mock_interviews_table(trend: Sequence[Mapping[str, Any]]) -> str:
+    header = [("text", "date"), ("num", "score"), ("num", "answered"), ("num", "minutes")]
+    rows = [
+        [_esc(m["date"]), percent(m["score"]), f"{m['answered']:,}",
+         "-" if m["minutes"] is None else f"{m['minutes']:g}"]
+        for m in trend
+    ]  # fmt: skip
+    return _table(header, rows)
+
+
 def _section(title: str, body: str, note: str = "") -> str:
     parts = ["<section>", f"<h2>{title}</h2>", body]
     if note:
@@ -275,6 +285,10 @@ def table_sections(report: Mapping[str, Any]) -> list[str]:
         note = "In how many of the ticked answers to that question the point was left unticked."
         table = missed_points_table(report["missed_points"])
         sections.append(_section("Key points missed most", table, note))
+    if report.get("mock_interviews"):
+        note = "The latest, oldest first; <code>kvdrill interview list</code> lists them all."
+        table = mock_interviews_table(report["mock_interviews"])
+        sections.append(_section("Mock interviews", table, note))
     return sections
 
 

@@ -81,6 +81,15 @@ def render_interview(figures: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def mock_trend(trend: list[dict[str, Any]]) -> str:
+    """The mock interviews' scores in one line, the oldest first: "11-18 20% in 3.5 min · ..."."""
+    shown = []
+    for item in trend:
+        took = f" in {item['minutes']:g} min" if item["minutes"] is not None else ""
+        shown.append(f"{item['date'][5:]} {percent(item['score'])}{took}")
+    return " · ".join(shown)
+
+
 def counted(count: int, word: str) -> str:
     """"1 review", "1,200 reviews"."""
     return f"{count:,} {word}{'s' * (count != 1)}"
@@ -192,6 +201,8 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
                 f"  {str(m['missed']).rjust(width)} of {m['reviews']}  {m['question_id']} "
                 f"{m['point']}. {m['text']}"
             )
+    if stats.get("mock_interviews"):
+        out += ["", "Mock interviews: " + mock_trend(stats["mock_interviews"])]
     totals = stats["totals"]
     if totals["suspended"] or totals["buried"] or totals["leeches"]:
         out += [

@@ -192,6 +192,7 @@ def record_answer(
     *,
     counted_correct: bool,
     leech_threshold: int = 0,
+    also: Callable[[], None] | None = None,
 ) -> CardChange:
     """Store one answer and its consequences atomically; return what changed.
 
@@ -200,10 +201,11 @@ def record_answer(
     the card alone. With a `leech_threshold`, a lapse that brings the card's
     lapses to it (drill.srs.becomes_leech) flags the card a leech and suspends
     it. The review's session row counts the answer, and `counted_correct` says
-    whether it counts as right.
+    whether it counts as right. `also` writes what else belongs to the answer (an
+    interview's report row), in the same transaction.
     """
     try:
-        return _record_answer(db, review, reschedule, counted_correct, leech_threshold)
+        return _record_answer(db, review, reschedule, counted_correct, leech_threshold, also)
     except sqlite3.Error as exc:  # a full disk, a file gone read-only or damaged
         raise _store_error(db, exc) from None
 
@@ -214,7 +216,7 @@ def _store_error(db, exc: sqlite3.Error) -> StoreError:
     return StoreError(describe_sqlite_error(exc, database_path(db) or Path(":memory:")))
 
 
-def _record_answer(db, review, reschedule, counted_correct: bool, leech_threshold: int):
+def _record_answer(db, review, reschedule, counted_correct: bool, leech_threshold: int, also):
     from drill.srs import becomes_leech
 
     qid = review.question_id
@@ -249,6 +251,8 @@ def _record_answer(db, review, reschedule, counted_correct: bool, leech_threshol
             "update sessions set answered = answered + 1, correct = correct + ? where id = ?",
             [1 if counted_correct else 0, review.session_id],
         )
+        if also is not None:
+            also()
     return CardChange(qid, before, after, review.id, review.session_id, counted_correct, leech)
 
 

@@ -104,14 +104,15 @@ class AnswerKeeper:
             attempt += 1
 
     def record(
-        self, review: Review, reschedule, *, counted_correct: bool, leech_threshold: int = 0
-    ) -> Stored:
-        """Store one answer (drill.storage.reviews.record_answer), or keep it outside the
-        database."""
+        self, review: Review, reschedule, *, counted_correct: bool, leech_threshold: int = 0,
+        also: Callable[[], None] | None = None,
+    ) -> Stored:  # fmt: skip
+        """Store one answer (drill.storage.reviews.record_answer, `also` in its transaction),
+        or keep it outside the database (the review alone)."""
         try:
             change = self.write(lambda: record_answer(
                 self.db, review, reschedule, counted_correct=counted_correct,
-                leech_threshold=leech_threshold,
+                leech_threshold=leech_threshold, also=also,
             ))  # fmt: skip
         except StoreError as exc:
             with deferred_signals():
