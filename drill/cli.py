@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "sheet": "drill.commands.sheet:sheet",
     "interview": "drill.commands.interview:interview",
     "stats": "drill.commands.stats:stats",
+    "plan": "drill.commands.plan:plan_cmd",
     "export": "drill.commands.history:export_cmd",
     "import": "drill.commands.history:import_cmd",
     "backup": "drill.commands.maintenance:backup_cmd",
