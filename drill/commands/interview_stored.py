@@ -88,7 +88,7 @@ def list_lines(found, days) -> list[str]:
         rows.append([
             printable(item["id"][:8]),
             f"{began:%Y-%m-%d %H:%M}",
-            f"{score_text(item['points'])} ({item['percent']} %)",
+            f"{score_text(item['points'])} of {item['answered']} ({item['percent']} %)",
             f"{item['answered']}{planned}",
             took + length,
             str(item["seed"]) if item["seed"] is not None else "-",
