@@ -192,3 +192,24 @@ def test_without_an_interview_date_plan_asks_for_days(tmp_path):
         "Error: no interview date: set one with `kvdrill config interview-date YYYY-MM-DD`,"
         " or plan N days ahead with --days N (see `cli plan -h`)."
     )
+
+
+def test_stats_shows_the_plan_to_the_interview(tmp_path):
+    from dbstates import BANK_DIR
+
+    db = _plan_db(tmp_path, "1")
+    now = ["--now", "2026-11-21T12:00:00+00:00"]
+    assert run("config", "interview-date", "2026-11-26", "--db", db, *now).exit_code == 0
+    args = ["--db", db, "--bank", BANK_DIR, *now]
+    plan = json.loads(run("stats", *args, "--json").output)["interview"]["plan"]
+    # the whole deck in bank order (the built-in deck grows: its size is read back),
+    # 1 new a day for 5 days and qf-kv-bytes seen already
+    total = plan["questions"]
+    assert (plan["by_the_day"]["seen"], plan["by_the_day"]["unseen"]) == (6.0, total - 6)
+    assert "suggestion" not in plan
+    line = (
+        f"By the interview (5 days) at 1 new a day: 6 of {total} questions seen, {total - 6} never."
+    )
+    assert f"\n  {line}\n" in run("stats", *args).output
+    assert run("stats", *args, "--html", tmp_path / "r.html").exit_code == 0
+    assert f'<p class="note">{line}</p>' in (tmp_path / "r.html").read_text()

@@ -70,7 +70,10 @@ the same database and time give the same file.
   interview       only with `kvdrill config interview-date`: {date, days_left,
                   reviews_before, workload [{date, due}] for each day until
                   the interview, topics [{topic, questions, recall}]: recall
-                  predicted for that morning if no review came before it}
+                  predicted for that morning if no review came before it,
+                  plan: `kvdrill plan --json` without its suggestion (the
+                  days simulated, recall on the day with the reviews to come;
+                  new questions in bank order), while the day is ahead}
 Fractions are 0..1; accuracy is null for a question never answered.
 """
 

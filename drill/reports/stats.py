@@ -529,6 +529,12 @@ def interview_readiness(
         else []
     )
     on_the_day = question_figures(db, max(now, day_start), topics, scheduler)
+    plan = {}
+    if left > 0 and topics:  # the days to it simulated (drill.study.readiness, `kvdrill plan`)
+        from drill.study.readiness import Deck, plan_figures
+
+        plan["plan"] = plan_figures(db, Deck(tuple(topics), topics), read_settings(db), days,
+                                    now, interview)  # fmt: skip
     return {
         "date": interview.isoformat(),
         "days_left": left,
@@ -539,6 +545,7 @@ def interview_readiness(
             for t in topic_mastery(on_the_day)
             if t["topic"] != REMOVED_TOPIC
         ],
+        **plan,
     }
 
 

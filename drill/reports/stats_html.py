@@ -263,6 +263,10 @@ def interview_section(figures: Mapping[str, Any]) -> str:
             for t in figures["topics"]
         ]
         parts.append(_table(header, rows))
+    if "plan" in figures:  # the days to it simulated (`kvdrill plan`)
+        from drill.reports.plan_text import summary_lines
+
+        parts += [f'<p class="note">{_esc(line)}</p>' for line in summary_lines(figures["plan"])]
     return _section(
         f"Interview on {_esc(figures['date'])}, {when}",
         "\n".join(parts),

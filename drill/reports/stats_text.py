@@ -78,6 +78,10 @@ def render_interview(figures: Mapping[str, Any]) -> list[str]:
     if figures["topics"]:
         ready = ", ".join(f"{t['topic']} {percent(t['recall'])}" for t in figures["topics"])
         lines.append(f"  recall on the day if you stopped reviewing now: {ready}")
+    if "plan" in figures:  # the days to it simulated (`kvdrill plan`)
+        from drill.reports.plan_text import summary_lines
+
+        lines += [f"  {line}" for line in summary_lines(figures["plan"])]
     return lines
 
 
