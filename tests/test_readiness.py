@@ -213,3 +213,20 @@ def test_stats_shows_the_plan_to_the_interview(tmp_path):
     assert f"\n  {line}\n" in run("stats", *args).output
     assert run("stats", *args, "--html", tmp_path / "r.html").exit_code == 0
     assert f'<p class="note">{line}</p>' in (tmp_path / "r.html").read_text()
+
+
+def test_the_plan_keeps_easy_days_light():
+    from drill.study.load_balance import easy_day_loads
+
+    _reviews, cards = _history()
+    order = tuple(f"q{n:04d}" for n in range(QUESTIONS))
+    deck = Deck(order, dict.fromkeys(order, "t"))
+    weekend = []
+    for easy in ("", "sat,sun"):
+        setup = Setup(TRUE_PARAMETERS, UTC_DAYS, TARGET, easy_days=easy_day_loads(easy))
+        forecast = simulate(deck, cards, setup, Policy(0, 0.9), NOW)
+        weekend.append(round(sum(d.reviews for d in forecast.days[6:] if d.day.weekday() >= 5), 1))
+    # no new questions; the weekend days after the first week, Sat 02-01, Sun 02-02 and
+    # Sat 02-08 (Sun 01-26 is today, the same either way): cards land there only when fsrs's range holds no
+    # other day (intervals under 3 days, relearning) or were due there already
+    assert weekend == [35.8, 21.6]
