@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "config": "drill.commands.config:config_cmd",
     "optimize": "drill.commands.optimize:optimize_cmd",
     "unsuspend": "drill.commands.unsuspend:unsuspend_cmd",
+    "mistakes": "drill.commands.mistakes:mistakes_cmd",
     "engine": "drill.commands.engine:engine",
 }
 

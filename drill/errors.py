@@ -5,6 +5,7 @@ Code below the CLI raises these; only `drill.cli` turns them into a one-line
 """
 
 import sqlite3
+from collections.abc import Sequence
 
 # what reading a damaged database can raise: besides sqlite3's own errors, a damaged
 # schema can make SQLite's message bytes that are not UTF-8, raised as UnicodeDecodeError
@@ -58,14 +59,26 @@ class FitError(KvdrillError):
     the fsrs Scheduler cannot take."""
 
 
-def unknown_name_error(what: str, typed: str, key: str, known: list[str]) -> ConfigError:
-    """The error for a name that is not among `known` ("unknown GPU 'h1000'; did you mean
-    h100, h200?"): names that start with its normalised `key` first (they beat
-    similar-looking ones), then similar ones, at most three; else every known name."""
+def close_names(typed: str, known: Sequence[str], *, cutoff: float = 0.6) -> list[str]:
+    """The known names a mistyped `typed` may have meant, at most three: those that start
+    with it first (they beat similar-looking ones), then similar ones, then those that
+    contain it."""
     import difflib
 
-    starts = [name for name in known if name.startswith(key)]
-    similar = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
-    close = list(dict.fromkeys(starts + similar))[:3]
-    hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(known)}"
+    starts = [name for name in known if typed and name.startswith(typed)]
+    similar = difflib.get_close_matches(typed, known, n=3, cutoff=cutoff)
+    within = [name for name in known if typed and typed in name]
+    return list(dict.fromkeys(starts + similar + within))[:3]
+
+
+def did_you_mean(typed: str, known: Sequence[str], *, cutoff: float = 0.6) -> str | None:
+    """"did you mean a, b?" for the names close to `typed`; None when none is."""
+    close = close_names(typed, known, cutoff=cutoff)
+    return f"did you mean {', '.join(close)}?" if close else None
+
+
+def unknown_name_error(what: str, typed: str, key: str, known: list[str]) -> ConfigError:
+    """The error for a name that is not among `known` ("unknown GPU 'h1000'; did you mean
+    h100, h200?"), by its normalised `key`; without a close name, every known name."""
+    hint = did_you_mean(key, known, cutoff=0.5) or f"known: {', '.join(known)}"
     return ConfigError(f"unknown {what} {typed!r}; {hint}")

@@ -155,6 +155,7 @@ SITUATIONS = {
     ("config",): lambda tmp: [["--db", str(one_answer_db(tmp))]],
     ("optimize",): lambda tmp: [["--db", str(with_enough_reviews_to_fit(tmp)), "--dry-run"]],
     ("unsuspend",): lambda tmp: [["--list", "--db", str(with_a_suspended_leech(tmp))]],
+    ("mistakes",): lambda tmp: [["--db", str(one_answer_db(tmp)), "--now", LATER]],
     ("engine", "show"): lambda tmp: [["--db", str(with_engine_run(tmp))]],
     ("interview",): lambda tmp: [
         ["--db", str(tmp / "iv.db"), "--seed", "1", "--n", "2", "--now", NOW],

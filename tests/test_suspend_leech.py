@@ -80,6 +80,10 @@ def test_unsuspend_refuses_a_question_not_held_and_changes_nothing(tmp_path):
     result = cli_run("unsuspend", "qf-kv-bytes", "qf-choice", "--db", tmp_path / "k.db")
     assert result.exit_code == 1
     assert result.output == "Error: qf-choice is neither suspended nor buried; nothing was changed\n"
+    typo = cli_run("unsuspend", "qf-kv-byte", "--db", tmp_path / "k.db")
+    assert (typo.exit_code, typo.output) == (1, (
+        "Error: qf-kv-byte is neither suspended nor buried; nothing was changed (did you mean "
+        "qf-kv-bytes?)\n"))  # fmt: skip
     assert get_card(open_db(tmp_path / "k.db"), "qf-kv-bytes")["suspended_at"] is not None
     assert cli_run("unsuspend", "--db", tmp_path / "k.db").exit_code == 2
 
@@ -240,10 +244,19 @@ def test_a_drill_practises_the_leech_and_leaves_the_schedule_alone(tmp_path):
 
 
 def test_a_drill_on_a_mistake_no_question_tests_is_one_line(tmp_path):
-    result = fixture_quiz(tmp_path / "k.db", [], "--drill", "no-such-mistake")
+    result = fixture_quiz(tmp_path / "k.db", [], "--drill", "ms-vs-s")  # none of the topic's
     assert result.exit_code == 1
-    assert result.output.startswith(
-        "Error: no question tests the misconception 'no-such-mistake':")
+    assert result.output == (
+        "Error: no question tests the misconception 'ms-vs-s': no numeric template names it "
+        "and no review recorded it (`kvdrill mistakes` lists the mistakes and your counts)\n"
+    )
+    typo = fixture_quiz(tmp_path / "k.db", [], "--drill", "forgot-kv-factr")
+    assert (typo.exit_code, typo.output) == (1, (  # the closest first
+        "Error: unknown mistake 'forgot-kv-factr'; did you mean forgot-kv-factor, "
+        "forgot-kv-reads, forgot-layers?\n"))  # fmt: skip
+    unknown = fixture_quiz(tmp_path / "k.db", [], "--drill", "no-such-mistake")
+    assert unknown.output == (
+        "Error: unknown mistake 'no-such-mistake'; `kvdrill mistakes` lists them\n")
     both = fixture_quiz(tmp_path / "k.db", [], "--drill", "forgot-kv-factor", "--cram")
     assert both.exit_code == 2
 

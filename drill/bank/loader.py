@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from drill.errors import BankError
+from drill.errors import BankError, did_you_mean
 
 if TYPE_CHECKING:
     from drill.bank.yaml_lines import LocatedMap
@@ -444,11 +444,8 @@ class _LineOnly:
 
 
 def unknown_id_message(qid: str, ids: Sequence[str]) -> str:
-    close = difflib.get_close_matches(qid, ids, n=3, cutoff=0.6)
-    close += [i for i in ids if qid and qid in i and i not in close][: 3 - len(close)]
-    if close:
-        return f"unknown question id '{qid}'; did you mean {', '.join(close)}?"
-    return f"unknown question id '{qid}'; `kvdrill bank list` shows them all"
+    hint = did_you_mean(qid, ids) or "`kvdrill bank list` shows them all"
+    return f"unknown question id '{qid}'; {hint}"
 
 
 def read_bank(paths: Iterable[Path], cache_dir: Path | None = None) -> tuple[Bank, list[LintError]]:

@@ -90,6 +90,18 @@ def render_held(records: list[dict]) -> str:
     return "\n".join(text_table(header, rows, indent="", align="lllrll")) + "\n"
 
 
+def _refuse_ids_not_held(question_ids: tuple[str, ...], held_rows: list[dict]) -> None:
+    """A CardError for the first id that is not held, suggesting held ids close to it."""
+    from drill.errors import CardError, did_you_mean
+
+    held = [row["question_id"] for row in held_rows]
+    for qid in question_ids:
+        if qid not in held:
+            hint = did_you_mean(qid, held)
+            raise CardError(f"{qid} is neither suspended nor buried; nothing was changed"
+                            + (f" ({hint})" if hint else ""))  # fmt: skip
+
+
 @click.command("unsuspend", help=UNSUSPEND_HELP, short_help="Unsuspend or list held questions.")
 @click.argument("question_ids", nargs=-1, metavar="[ID]...", callback=utf8_text)
 @click.option("--list", "list_held", is_flag=True, help="List suspended and buried questions.")
@@ -114,6 +126,7 @@ def unsuspend_cmd(
         if list_held:
             rows = held_cards(db, iso(now))
         else:
+            _refuse_ids_not_held(question_ids, held_cards(db, iso(now)))
             rows = release_cards(db, list(dict.fromkeys(question_ids)), iso(now))
         records = held_records(db, rows, iso(now))
     finally:

@@ -80,16 +80,28 @@ def recorded_in_reviews(db, misconception_id: str) -> dict[str, int]:
 
 
 def drill_questions(db, questions: Iterable[Any], misconception_id: str) -> list[Any]:
-    """`questions_testing` with the reviews in the database; BankError when none does."""
-    from drill.errors import BankError
+    """`questions_testing` with the reviews in the database; BankError when none does,
+    suggesting the mistake ids close to an unknown one."""
+    from drill.bank.misconceptions import load_misconception_catalogue
+    from drill.errors import BankError, did_you_mean
 
+    questions = list(questions)
     found = questions_testing(questions, misconception_id, recorded_in_reviews(db, misconception_id))
-    if not found:
-        raise BankError(
-            f"no question tests the misconception {misconception_id!r}: no numeric template "
-            "names it and no review recorded it (`kvdrill stats` lists your frequent mistakes)"
-        )
-    return found
+    if found:
+        return found
+    known = sorted(
+        set(load_misconception_catalogue())
+        | {m.id for q in questions for m in getattr(q, "misconceptions", ())}
+        | {m for (m,) in db.execute("select distinct misconception from reviews") if m}
+    )
+    if misconception_id not in known:
+        hint = did_you_mean(misconception_id, known) or "`kvdrill mistakes` lists them"
+        raise BankError(f"unknown mistake {misconception_id!r}; {hint}")
+    raise BankError(
+        f"no question tests the misconception {misconception_id!r}: no numeric template "
+        "names it and no review recorded it (`kvdrill mistakes` lists the mistakes and your "
+        "counts)"
+    )
 
 
 def leech_lines(question_id: str, cause: LapseCause, misconception_name: str | None) -> list[str]:
