@@ -237,3 +237,23 @@ def test_an_import_gives_the_same_due_dates_every_time(tmp_path):
     # fsrs's 8 days within 6 .. 10; the seeded draw for the review of 11-20 09:00 (0.507)
     # takes the middle day, 11-28, every time (fsrs's own fuzz would draw each anew)
     assert dues == ["2026-11-28T09:00:00.000000+00:00"] * 3
+
+
+def test_answers_kept_aside_are_merged_onto_the_same_days(tmp_path):
+    source = kvdrill_db(tmp_path / "k.db")
+    history = tmp_path / "history.jsonl"
+    assert run("export", "--db", source, "-o", history).exit_code == 0
+    dues = []
+    for name in ("a.db", "b.db"):
+        target = tmp_path / name
+        kept = history.read_text()
+        assert run("config", "new-per-day", "0", "--db", target).exit_code == 0
+        (tmp_path / f"{name}-unsaved.jsonl").write_text(kept)
+        quiz = run("quiz", "--db", target, "--bank", BANK_DIR, "--topic", "quiz-fixture",
+                   "--now", "2026-11-21T09:00:00+00:00", input="q\n")  # fmt: skip
+        assert "Merged 1 answer" in quiz.output
+        db = open_db(target)
+        dues.append(db.execute("select due from cards").fetchone()[0])
+        db.conn.close()
+    # as the import places it: the seeded draw's middle day of 6 .. 10, 11-28
+    assert dues == ["2026-11-28T09:00:00.000000+00:00"] * 2

@@ -139,9 +139,7 @@ class AnswerKeeper:
         ), path)  # fmt: skip
 
 
-def merge_unsaved(
-    db, scheduler, say: Callable[[str], None], warn: Callable[[str], None]
-) -> int:
+def merge_unsaved(db, scheduler, say: Callable[[str], None], warn: Callable[[str], None]) -> int:
     """Merge the answers kept beside the database while it could not be written: its
     unsaved-answers file (drill.storage.reviews.unsaved_path) and, for a database named
     `STEM.db`, the older `STEM-unsaved.jsonl`. Each is imported by review id as
@@ -165,6 +163,20 @@ def merge_unsaved(
     return added
 
 
+def _placed(db, scheduler):
+    """(scheduler, place) for a merge: a fuzzing scheduler's random fuzz replaced by the
+    load balancer, so the merged answers' due dates are the ones the quiz would give."""
+    if not scheduler.enable_fuzzing:
+        return scheduler, None
+    from drill.srs import make_scheduler
+    from drill.study.load_balance import load_balancer
+    from drill.study.settings import read_settings
+
+    exact = make_scheduler(scheduler.desired_retention, fuzz=False, parameters=scheduler.parameters)
+    settings = read_settings(db)
+    return exact, load_balancer(settings.easy_days, settings.day_clock(), exact).place_rebuilt
+
+
 def _merge_file(db, path: Path, scheduler, warn: Callable[[str], None]) -> int:
     if not path.is_file():  # none (the usual case); a folder or a device is no such file
         return 0
@@ -178,9 +190,12 @@ def _merge_file(db, path: Path, scheduler, warn: Callable[[str], None]) -> int:
             return 0  # another kvdrill merged it meanwhile
         from drill.storage.history_in import import_history
 
+        scheduler, place = _placed(db, scheduler)
         try:
             # only its questions' cards: the others keep their due dates (fuzz, caps)
-            result = import_history(db, path, scheduler, fmt="jsonl", only_its_questions=True)
+            result = import_history(
+                db, path, scheduler, fmt="jsonl", only_its_questions=True, place=place
+            )
         except HistoryError as exc:
             warn(f"{exc}; the answers kept in that file were not merged, and it is left as "
                  "it is (mend that line, then `kvdrill import` the file)")  # fmt: skip
