@@ -19,6 +19,7 @@ def _isolated_home(tmp_path, monkeypatch):
     monkeypatch.setenv("KVDRILL_HOME", str(home))
     monkeypatch.delenv("KVDRILL_BANK", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.delenv("COLUMNS", raising=False)  # text wraps only where a test sets it
     return home
 
 

@@ -305,6 +305,7 @@ def test_topic_mastery_weakest_and_removed_questions(db):
             "accuracy": 0.0,
             "reviews": 1,
             "lapses": 0,
+            "learning": False,
         },
         {
             "question_id": "shaky",
@@ -313,6 +314,7 @@ def test_topic_mastery_weakest_and_removed_questions(db):
             "accuracy": pytest.approx(2 / 3),
             "reviews": 3,
             "lapses": 1,
+            "learning": False,
         },
         {
             "question_id": "strong",
@@ -321,6 +323,7 @@ def test_topic_mastery_weakest_and_removed_questions(db):
             "accuracy": 1.0,
             "reviews": 2,
             "lapses": 0,
+            "learning": False,
         },
     ]
 
@@ -333,6 +336,61 @@ def test_topic_mastery_weakest_and_removed_questions(db):
 
     # weakness is the mean of recall and accuracy: shaky 0.737, strong 0.991
     assert [w["question_id"] for w in weakest(figures)] == ["shaky", "strong"]
+
+
+def learning_card(qid, last_review, stability, state=3):
+    """A card in Relearning (state 3), failed at `last_review`, of `stability` days."""
+    row = review_card(qid, last_review, stability, reps=3, lapses=1)
+    row.update(state=state, step=0, due=iso(last_review + timedelta(minutes=10)))
+    return row
+
+
+# A card failed a moment ago has a recall near 100 % by the curve, which says nothing; its
+# recall a day after the failure does. By hand, as above, with S = 0.5 day:
+# a day later (1 + 0.98034649 · 1 / 0.5) ** -0.1542 = 2.96069299 ** -0.1542 = 0.84588465;
+# three days later 6.88207897 ** -0.1542 = 0.74271745; five minutes later (a card in
+# review, left as it is) 1.00680797 ** -0.1542 = 0.99895432.
+FAILED_A_DAY_ON = 0.8458846451494336
+FAILED_THREE_DAYS_AGO = 0.742717453487897
+REVIEWED_FIVE_MINUTES_AGO = 0.9989543167247568
+
+
+def test_recall_of_a_card_still_in_learning_is_its_recall_a_day_after_its_last_answer(db):
+    db["cards"].insert_all([
+        learning_card("failed", NOW - timedelta(minutes=5), stability=0.5),
+        learning_card("failed-long-ago", NOW - timedelta(days=3), stability=0.5),
+        review_card("reviewed", NOW - timedelta(minutes=5), stability=0.5, reps=1),
+    ])  # fmt: skip
+    figures = question_figures(db, NOW, None, make_scheduler(fuzz=False))
+    assert [(f["question_id"], f["learning"]) for f in figures] == [
+        ("failed", True), ("failed-long-ago", True), ("reviewed", False),
+    ]  # fmt: skip
+    assert [f["retrievability"] for f in figures] == [
+        pytest.approx(FAILED_A_DAY_ON),
+        pytest.approx(FAILED_THREE_DAYS_AGO),  # its day has passed: recall now
+        pytest.approx(REVIEWED_FIVE_MINUTES_AGO),
+    ]
+
+
+def test_the_weakest_table_marks_a_card_in_learning_and_says_what_its_recall_is(tmp_path):
+    path = tmp_path / "k.db"
+    db = open_db(path)
+    add(db, "kv-bytes-per-request", NOW - timedelta(minutes=5), 1, correct=0)
+    add(db, "prefix-cache-hit-metrics", NOW - timedelta(minutes=5), 3, correct=1)
+    db["cards"].insert_all([
+        learning_card("kv-bytes-per-request", NOW - timedelta(minutes=5), stability=0.5),
+        review_card("prefix-cache-hit-metrics", NOW - timedelta(minutes=5), stability=0.5, reps=1),
+    ])  # fmt: skip
+    db.conn.close()
+    result = CliRunner().invoke(cli, ["stats", "--db", str(path), "--now", iso(NOW)])
+    section = result.output.split("Weakest questions\n", 1)[1].split("\n\n", 1)[0]
+    assert section.splitlines() == [
+        "  question                     topic  recall now  accuracy  reviews",
+        "  kv-bytes-per-request      kv-cache        85%*        0%        1",
+        "  prefix-cache-hit-metrics   metrics        100%      100%        1",
+        "  * still learning (failed, or new): recall a day after its last answer, since right "
+        "after one it is near 100%",
+    ]
 
 
 def test_frequent_misconceptions_with_names(db):
@@ -515,3 +573,34 @@ def test_the_stats_text_names_the_key_points_missed_most(tmp_path):
         "  1 of 2  prefix-cache-hit-metrics 2. The shared prefix's prefill is skipped because its "
         "KV is reused.",
     ]
+
+
+def test_stats_wraps_between_words_at_the_terminal_width(tmp_path):
+    path = tmp_path / "k.db"
+    db = open_db(path)
+    add(db, "prefix-cache-hit-metrics", at(1), 2, ticks="100")
+    add(db, "prefix-cache-hit-metrics", at(0), 2, ticks="110")
+    db.conn.close()
+    args = ["stats", "--db", str(path), "--now", iso(NOW)]
+    result = CliRunner().invoke(cli, args, env={"COLUMNS": "60"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1:3] == [
+        "Next 7 days: 11-18 0  11-19 0  11-20 0  11-21 0  11-22 0",
+        "11-23 0  11-24 0",
+    ]
+    section = result.output.split("Key points missed most\n", 1)[1].split("\n\n", 1)[0]
+    assert section.splitlines() == [
+        "  2 of 2  prefix-cache-hit-metrics 3. Benefit depends on",
+        "  tree / matching / eviction policy.",
+        "  1 of 2  prefix-cache-hit-metrics 2. The shared prefix's",
+        "  prefill is skipped because its KV is reused.",
+    ]
+    # the tables and the heatmap are kept whole; every other line fits
+    assert [line for line in lines if len(line) > 60] == [
+        "  question                    topic  recall now  accuracy  reviews",
+        "  prefix-cache-hit-metrics  metrics          0%      100%        2",
+    ]
+    # piped without COLUMNS, nothing is wrapped
+    piped = CliRunner().invoke(cli, args).output.splitlines()
+    assert "11-24 0" in piped[1] and len(piped) == len(lines) - 3

@@ -17,7 +17,7 @@ from drill.commands.options import (
     parse_now,
     user_days,
 )
-from drill.commands.terminal import use_color
+from drill.commands.terminal import text_width, use_color
 
 STATS_HELP = """Show what is due, your streak, a calendar of reviews, retention and weak spots.
 
@@ -28,7 +28,11 @@ question each day when the question's previous review was on an earlier day; Aga
 fails, Hard/Good/Easy pass; as in Anki, a review is mature when that previous review
 was at least 21 days before, else young. Accuracy is the share of a question's
 answers that were right (the grader's verdict, else the self-rating above Again).
-Recall now is FSRS retrievability, the predicted chance of remembering now.
+Recall now is FSRS retrievability, the predicted chance of remembering now; for
+a card still in learning (failed, or new and on its steps), whose recall is near
+100% for minutes after any answer, it is the chance a day after its last answer
+(marked * among the weakest questions). At a terminal, or with COLUMNS set, the
+text is wrapped between words to its width.
 Suspended cards are never due; a buried card is due once its bury ends.
 
 --html FILE writes the same figures as one web page to look at instead of
@@ -55,7 +59,9 @@ the same database and time give the same file.
   topics          [{topic, questions, reviews, retrievability, accuracy}];
                   questions no longer in the bank are under "(removed)"
   weakest         [{question_id, topic, retrievability, accuracy, reviews,
-                  lapses}] x <= 10, weakest first (mean of recall and accuracy)
+                  lapses, learning}] x <= 10, weakest first (mean of recall and
+                  accuracy); learning: the card is still in learning, and its
+                  retrievability is the one a day after its last answer
   misconceptions  [{id, name, count}] x <= 5, the mistakes seen most often
   missed_points   [{question_id, point, text, missed, reviews}] x <= 5: the
                   concept answers' key points left unticked most often (point
@@ -152,7 +158,10 @@ def stats(
         click.echo(escape_json_controls(json.dumps(figures, indent=2)))
     else:
         # ids come from the database, which an older kvdrill may have filled with anything
-        click.echo(render_text(_printable(figures), color=use_color(sys.stdout)), nl=False)
+        shown = render_text(
+            _printable(figures), color=use_color(sys.stdout), columns=text_width(sys.stdout)
+        )
+        click.echo(shown, nl=False)
 
 
 def _refuse_the_database(html_path: Path | None, db_path: Path | None) -> list[Path]:

@@ -83,6 +83,19 @@ def use_color(stream) -> bool:
     return bool(stream.isatty()) and not os.environ.get("NO_COLOR")
 
 
+def text_width(stream) -> int | None:
+    """The columns to wrap text to: the terminal's width (COLUMNS when it is set, as a
+    piped output's reader may set it), at most the quiz's MAX_TEXT_COLUMNS; None for a
+    pipe without COLUMNS, whose lines stay whole."""
+    import shutil
+
+    from drill.study.screen import MAX_TEXT_COLUMNS
+
+    if not (stream.isatty() or os.environ.get("COLUMNS")):
+        return None
+    return min(shutil.get_terminal_size().columns, MAX_TEXT_COLUMNS)
+
+
 def merge_unsaved_answers(db, scheduler, *, err: bool = False) -> None:
     """Merge the answers kept beside the database while it could not be written
     (drill.study.answer_keeper.merge_unsaved): a line when some were merged, a warning for a file

@@ -36,6 +36,7 @@ from typing import Any
 from drill.srs import iso, parse_iso, retrievability
 from drill.storage.sqlite_library import Database
 from drill.study.days import UTC_DAYS, DayClock
+from drill.study.plan import LEARNING_STATES
 from drill.study.settings import read_settings
 
 RETENTION_DAYS = 30
@@ -46,6 +47,8 @@ WEAKEST_LIMIT = 10
 MISCONCEPTION_LIMIT = 5
 MISSED_POINTS_LIMIT = 5
 REMOVED_TOPIC = "(removed)"
+# a card still in learning is shown with its recall this long after its last answer
+LEARNING_RECALL_AFTER = timedelta(days=1)
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -337,17 +340,29 @@ def question_figures(
         n, right = answered.get(qid, (0, 0))
         card = cards.get(qid)
         topic = None if topics is None else topics.get(qid, REMOVED_TOPIC)
+        learning = card is not None and card["state"] in LEARNING_STATES
         figures.append(
             {
                 "question_id": qid,
                 "topic": topic,
-                "retrievability": retrievability(scheduler, card, now) if card else 0.0,
+                "retrievability": shown_recall(scheduler, card, now) if card else 0.0,
                 "accuracy": right / n if n else None,
                 "reviews": n,
                 "lapses": card["lapses"] if card else 0,
+                "learning": learning,
             }
         )
     return figures
+
+
+def shown_recall(scheduler, card: Mapping[str, Any], now: datetime) -> float:
+    """The recall stats show for a card: FSRS's retrievability now, except for a card still
+    in learning (failed, or new and on its steps), whose recall is near 100 % for minutes
+    after any answer, the one just failed included: its recall a day after its last answer
+    (or now, when that day has passed), the figure a failure really moves."""
+    if card["state"] in LEARNING_STATES and card["last_review"]:
+        now = max(now, parse_iso(card["last_review"]) + LEARNING_RECALL_AFTER)
+    return retrievability(scheduler, card, now)
 
 
 def weakness(figure: Mapping[str, Any]) -> float:

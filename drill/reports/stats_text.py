@@ -8,6 +8,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from drill.reports.stats import HEATMAP_WEEKS, MONTHS, WEEKDAYS, heatmap_level
+from drill.study.screen import wrap_line
 
 HEATMAP_CHARS = " .:*#"  # level 0 (no reviews) .. 4 (the busiest days)
 # 256-colour greens for levels 1..4 and a dim grey for days without reviews
@@ -127,8 +128,17 @@ def text_table(
     return [line(header), *map(line, rows)]
 
 
-def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
-    """The human form of `collect_stats`'s object."""
+def render_text(
+    stats: Mapping[str, Any], *, color: bool = False, columns: int | None = None
+) -> str:
+    """The human form of `collect_stats`'s object; with `columns`, its sentences wrapped
+    between words to that many columns (the heatmap and the tables are kept whole)."""
+    whole: set[int] = set()  # lines never wrapped: the heatmap and the tables
+
+    def keep_whole(lines: list[str]) -> list[str]:
+        whole.update(range(len(out), len(out) + len(lines)))
+        return lines
+
     due, ret, st, days = stats["due"], stats["retention"], stats["streak"], stats["days"]
     out = [
         f"Due now: {due['now']}    later today: {due['later_today']}"
@@ -162,8 +172,8 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
     per_day = stats["heatmap"]
     busiest = max((d["reviews"] for d in per_day), default=0)
     out += ["", f"Reviews per day, last {HEATMAP_WEEKS} weeks (busiest day: {busiest})"]
-    out += render_heatmap(per_day, color=color)
-    out.append("    less " + heatmap_legend(color=color) + " more")
+    out += keep_whole(render_heatmap(per_day, color=color))
+    out += keep_whole(["    less " + heatmap_legend(color=color) + " more"])
 
     if stats["topics"]:
         rows = [
@@ -177,20 +187,29 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
             for t in stats["topics"]
         ]
         out += ["", "Mastery by topic"]
-        out += text_table(["topic", "questions", "reviews", "recall now", "accuracy"], rows)
+        out += keep_whole(
+            text_table(["topic", "questions", "reviews", "recall now", "accuracy"], rows)
+        )
     if stats["weakest"]:
         rows = [
             [
                 w["question_id"],
                 w["topic"] or "-",
-                percent(w["retrievability"]),
+                percent(w["retrievability"]) + ("*" if w.get("learning") else ""),
                 percent(w["accuracy"]),
                 str(w["reviews"]),
             ]
             for w in stats["weakest"]
         ]
         out += ["", "Weakest questions"]
-        out += text_table(["question", "topic", "recall now", "accuracy", "reviews"], rows)
+        out += keep_whole(
+            text_table(["question", "topic", "recall now", "accuracy", "reviews"], rows)
+        )
+        if any(w.get("learning") for w in stats["weakest"]):
+            out.append(
+                "  * still learning (failed, or new): recall a day after its last answer, "
+                "since right after one it is near 100%"
+            )
     if stats["misconceptions"]:
         out += ["", "Most frequent mistakes"]
         width = len(str(stats["misconceptions"][0]["count"]))
@@ -216,4 +235,10 @@ def render_text(stats: Mapping[str, Any], *, color: bool = False) -> str:
         ]
     if not stats["totals"]["reviews"]:
         out += ["", "No reviews yet: `kvdrill quiz` starts one."]
+    if columns:
+        out = [
+            piece
+            for i, line in enumerate(out)
+            for piece in ([line] if i in whole else wrap_line(line, columns))
+        ]
     return "\n".join(out) + "\n"
