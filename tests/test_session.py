@@ -122,6 +122,10 @@ def test_topic_filter_keeps_bank_order_and_names_the_topics_when_none_match():
     assert [q.id for q in eligible_questions(questions, "x")] == ["a", "c"]
     with pytest.raises(BankError, match=r"no questions with topic 'z' \(topics: x, y\)"):
         eligible_questions(questions, "z")
+    near = [Q("a", "kv-cache"), Q("b", "paging")]
+    with pytest.raises(BankError) as typo:
+        eligible_questions(near, "kv-cach")
+    assert str(typo.value) == "no questions with topic 'kv-cach'; did you mean kv-cache?"
 
 
 def test_item_seeds_are_pinned():

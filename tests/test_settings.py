@@ -127,6 +127,7 @@ def test_values_are_read_from_text(key, text, value):
         ("colour", "red", "no setting called 'colour'; settings: retention, new-per-day, "
                           "max-per-session, learn-ahead, leech-threshold, rollover-hour, "
                           "timezone, interview-date, easy-days, fsrs-parameters"),
+        ("new-per-dya", "5", "no setting called 'new-per-dya'; did you mean new-per-day?"),
         ("easy-days", "weekend", "easy-days must be days of the week such as sat,sun or "
                                  "sun:0.5 (a load from 0 to 1), or none, not 'weekend'"),
         ("easy-days", "sun:2", "easy-days must be days of the week such as sat,sun or "

@@ -528,5 +528,7 @@ def eligible_questions(questions: Iterable[Any], topic: str | None) -> list[Any]
     if not chosen:
         topics = sorted({q.topic for q in questions})
         listed = ", ".join(topics) if topics else "none: the bank is empty"
-        raise BankError(f"no questions with topic '{topic}' (topics: {listed})")
+        hint = did_you_mean(topic, topics)
+        raise BankError(f"no questions with topic '{topic}'; {hint}" if hint
+                        else f"no questions with topic '{topic}' (topics: {listed})")  # fmt: skip
     return chosen

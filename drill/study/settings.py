@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import date, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from drill.errors import KvdrillError
+from drill.errors import KvdrillError, did_you_mean
 from drill.study.days import DEFAULT_ROLLOVER_HOUR, DayClock
 
 if TYPE_CHECKING:
@@ -219,9 +219,11 @@ class Settings:
 
 
 def setting(key: str) -> Setting:
-    found = SETTINGS.get(key.strip().lower().replace("_", "-")) if isinstance(key, str) else None
+    typed = key.strip().lower().replace("_", "-") if isinstance(key, str) else ""
+    found = SETTINGS.get(typed)
     if found is None:
-        raise SettingError(f"no setting called {key!r}; settings: {', '.join(SETTINGS)}")
+        hint = did_you_mean(typed, list(SETTINGS)) or f"settings: {', '.join(SETTINGS)}"
+        raise SettingError(f"no setting called {key!r}; {hint}")
     return found
 
 
