@@ -98,7 +98,7 @@ def _write(text: str) -> None:
     metavar="MISCONCEPTION",
     callback=utf8_text,
     help="Practise the questions that test one named mistake (an id such as "
-    "forgot-kv-factor); the schedule is not changed.",
+    "forgot-kv-factor; `kvdrill mistakes` lists them); the schedule is not changed.",
 )
 @now_option
 @click.option("--tick", "tick_s", type=FiniteRange(0, 86_400), default=0.0, hidden=True)
@@ -112,9 +112,11 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, dri
     hint, s skips, u takes the last answer back and asks it again, ! suspends
     the question (until `kvdrill unsuspend`), - buries it until tomorrow, q
     quits, ? lists the keys. A card answered wrong, or still in learning, comes
-    back in the same session once its step has passed (config learn-ahead: shown
-    early when nothing else is left). After `leech-threshold` lapses a card is
-    suspended as a leech, and the mistake behind its lapses is named.
+    back in the same session once its step has passed (after an Again, not before
+    three other questions; config learn-ahead: shown early when nothing else is
+    left). After `leech-threshold` lapses a card is suspended as a leech, and the
+    mistake behind its lapses is named. The summary names the session's mistakes,
+    each with its drill, and the cards still in learning.
 
     At a terminal the answer line can be edited (arrow keys, Ctrl-A/Ctrl-E, Up
     for earlier answers) and text is wrapped and coloured (NO_COLOR turns colour
