@@ -239,3 +239,18 @@ def test_the_page_renders_with_its_charts_in_chromium(page, tmp_path):
     # the calendar's greens, today's bar, the young-cards line and the accuracy bars
     for rgb in ((0x21, 0x6E, 0x39), (0xD5, 0x5E, 0x00), (0x00, 0x72, 0xB2), (0x00, 0x9E, 0x73)):
         assert rgb in colours
+
+
+def test_the_page_marks_a_card_in_learning_among_the_weakest():
+    from drill.reports.stats_html import table_sections
+
+    weakest = [
+        {"question_id": "kv-bytes", "topic": "kv-cache", "retrievability": 0.8458846451494336,
+         "accuracy": 0.0, "reviews": 1, "lapses": 1, "learning": True},
+        {"question_id": "paging", "topic": "paging", "retrievability": 0.9, "accuracy": 1.0,
+         "reviews": 2, "lapses": 0, "learning": False},
+    ]  # fmt: skip
+    (section,) = table_sections({"weakest": weakest, "misconceptions": []})
+    assert '<td class="num">85%*</td>' in section
+    assert '<td class="num">90%</td>' in section
+    assert "* Still learning (failed, or new): recall a day after its last answer" in section

@@ -153,7 +153,7 @@ def weakest_table(weakest: Sequence[Mapping[str, Any]]) -> str:
         [
             _esc(w["question_id"]),
             _esc(w["topic"]),
-            percent(w["retrievability"]),
+            percent(w["retrievability"]) + ("*" if w.get("learning") else ""),
             percent(w["accuracy"]),
             f"{w['reviews']:,}",
             f"{w['lapses']:,}",
@@ -281,6 +281,9 @@ def table_sections(report: Mapping[str, Any]) -> list[str]:
     sections = []
     if report["weakest"]:
         note = "Weakest first, by the mean of recall now and accuracy."
+        if any(w.get("learning") for w in report["weakest"]):
+            note += (" * Still learning (failed, or new): recall a day after its last answer,"
+                     " since right after one it is near 100%.")  # fmt: skip
         sections.append(_section("Weakest questions", weakest_table(report["weakest"]), note))
     if report["misconceptions"]:
         table = mistakes_table(report["misconceptions"])
