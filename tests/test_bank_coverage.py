@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from pydantic import TypeAdapter
 
 from drill.bank.coverage import coverage_json, coverage_lines, deck_coverage
 from drill.bank.loader import load_bank
 from drill.bank.misconceptions import MisconceptionInfo
-from drill.bank.schema import NumericQuestion
+from drill.bank.schema import NumericQuestion, question_adapter
 from drill.bank.template_formula import kv_product, name_role, template_roles
 from drill.cli import cli
 from drill.kinds import KINDS
@@ -285,7 +284,9 @@ def test_name_roles(name, role, scale):
 def numeric(answer: str, params: dict, derived: dict | None = None) -> NumericQuestion:
     fields = {"id": "tt", "kind": "numeric", "topic": "tt", "prompt": "?", "unit": "bytes"}
     fields |= {"params": params, "derived": derived or {}, "answer": answer, "solution": ["s"]}
-    return TypeAdapter(NumericQuestion).validate_python(fields)
+    question = question_adapter().validate_python(fields)
+    assert isinstance(question, NumericQuestion)
+    return question
 
 
 def choices(*names: str) -> dict:
@@ -329,6 +330,13 @@ def test_a_preset_field_reads_as_its_field_and_a_clash_keeps_the_names():
         ("2 * params_b * 10**9 * prompt", choices("params_b", "prompt"), {}, False),
         # one layer's elements per token: no layers, no bytes
         ("2 * kv_heads * 128 / 576", choices("kv_heads"), {}, False),
+        # a TP all-reduce's bytes: 2 per layer, 2-byte activations, a ring's 2(p - 1)/p; a
+        # further 2 stands for 2-byte elements only, never for KV heads or head_dim
+        ("2 * layers * batch * hidden * 2 * 2 * (tp - 1) / tp", choices("layers", "batch", "hidden", "tp"), {}, False),
+        ("2 * layers * per_allreduce", choices("layers", "batch", "hidden", "tp"), {"per_allreduce": "batch * hidden * 2 * ring", "ring": "2 * (tp - 1) / tp"}, False),
+        # the same shape with a head dimension given is the formula again
+        ("2 * layers * 2 * head_dim * 2 * seq", choices("layers", "head_dim", "seq"), {}, False),
+        ("2 * layers * 8 * head_dim * 2 * seq", choices("layers", "head_dim", "seq"), {}, True),
         # a derived value the answer does not use
         ("q_heads / kv_heads", choices("q_heads", "kv_heads", "layers"), {"kv": "2 * layers * kv_heads * 128 * 2"}, False),
     ],
@@ -344,17 +352,14 @@ PINNED_PAIRS = {
     ("mla-latent-per-request", "mla-tp-per-gpu", "same formula"),
     ("mla-latent-per-request", "bug-mla-latent-twice-fix", "same formula"),
     ("mla-tp-per-gpu", "bug-mla-latent-twice-fix", "same formula"),
-    # the pool bug's fix takes the KV size in GB where tp-requests-fit works it out
-    ("tp-requests-fit", "bug-tp-pool-once-fix", "same formula"),
-    ("tp-kv-replicated", "tp-kv-per-gpu-preset", "same answers on 20 of 20 draws"),
     ("prefix-cache-mean-ttft", "ttft-with-prefix-hit", "special case, hit_pct = 100, on 20 of 20 draws"),
 }  # fmt: skip
 # duplicates in what they teach only: a different formula, and different answers
 NOT_PAIRS = [
-    # per GPU: the total over tp GPUs, against the total over the KV heads (tp > heads)
-    {"preset-kv-tensor-parallel", "tp-kv-per-gpu-preset"},
-    # 90 % of the GPU's memory usable, against all of it
-    {"tp-sequences-per-gpu-preset", "tp-requests-fit"},
+    # 90 % of the GPU's memory usable and the weights split over TP, against all of one
+    {"tp-sequences-per-gpu-preset", "requests-fit-after-weights"},
+    # the latent replicated on every TP rank, against the heads split between them
+    {"mla-tp-per-gpu", "tp-kv-per-gpu-preset"},
 ]
 
 
@@ -376,7 +381,7 @@ def test_the_deck_reports_the_audits_pairs(deck_json):
         assert shown == reason
     files = {d["first"]["id"]: d["first"]["file"] for d in deck_json["near_duplicates"]}
     assert files["mla-latent-per-request"] == "question_bank/serving_architectures.yaml"
-    assert files["tp-requests-fit"] == "question_bank/serving_parallelism.yaml"
+    assert files["kv-bytes-concurrent"] == "question_bank/kv_cache.yaml"
     unordered = [{first, second} for first, second in reported]
     for pair in NOT_PAIRS:
         assert pair not in unordered
@@ -389,10 +394,13 @@ def test_the_deck_counts_every_kind(deck_json):
     assert {"kv-bytes-per-request", "decode-step-floor-with-kv", "bug-sliding-window-fix"} <= {
         t["id"] for t in kv["templates"]
     }
-    assert not {"mla-latent-per-request", "prefill-ttft-tp-preset", "prefill-flops-total"} & {
-        t["id"] for t in kv["templates"]
-    }
+    # a TP all-reduce's bytes have the product's shape, not its factors
+    not_kv = {"mla-latent-per-request", "prefill-ttft-tp-preset", "prefill-flops-total"}
+    not_kv |= {"tp-allreduce-bytes-per-step", "tp-allreduce-step-time"}
+    assert not not_kv & {t["id"] for t in kv["templates"]}
     assert kv["target_share"] == 0.2
+    # the deck keeps the one formula to a fifth of its numeric templates
+    assert kv["share"] <= 0.2
 
 
 def test_the_text_names_the_sections():

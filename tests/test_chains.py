@@ -46,17 +46,23 @@ def test_a_chain_carries_the_numbers_and_changes_one_thing_at_a_time():
     )
 
 
-def test_a_change_may_be_an_expression_over_the_values_so_far():
-    bank = load_default_bank()
-    opener, gqa, fp8 = draw_chain(bank.get("kv-bytes-multi-head"), bank.get, 7)
-    assert opener.instance.params["heads"] == 64
-    assert gqa.changed == {"group": 8, "kv_heads": 8}  # heads / 8
-    assert gqa.instance.params["q_heads"] == 64  # the grouped twin keeps the query heads
-    assert [expected(s) for s in (opener, gqa, fp8)] == [
-        "5 GiB (5,368,709,120 bytes)",
-        "640 MiB (671,088,640 bytes)",
-        "320 MiB (335,544,320 bytes)",
-    ]
+def test_a_change_may_be_an_expression_over_the_values_so_far(tmp_path):
+    chain = """\
+start: {dtype_bytes: 2}
+follow_ups:
+  - {ask: "Now twice as long.", change: {seq: seq * 2}}
+  - {ask: "Now {requests} at once.", question: ct-many, change: {requests: layers + 2}}
+"""
+    assert chain_problems(tmp_path, chain) == []
+    bank = load_bank([tmp_path / "chain.yaml"])
+    opener, longer, many = draw_chain(bank.get("ct-open"), bank.get, 7)
+    assert {k: opener.instance.params[k] for k in ("layers", "dtype_bytes", "seq")} == {
+        "layers": 5, "dtype_bytes": 2, "seq": 1000,
+    }  # fmt: skip
+    assert longer.changed == {"seq": 2000}  # seq * 2 of the step before
+    assert many.changed == {"requests": 7}  # layers + 2
+    # 5 x 2 x 1,000; 5 x 2 x 2,000; 7 requests of those
+    assert [s.instance.expected for s in (opener, longer, many)] == [10000, 20000, 140000]
 
 
 def test_a_follow_up_answered_as_before_the_change_is_named_so():
@@ -107,7 +113,6 @@ def test_the_built_in_chains():
         "naive-attention-score-traffic": 3,
         "flash-decoding-splits": 2,
         "kv-bytes-per-request": 3,
-        "kv-bytes-multi-head": 3,
         "hybrid-attention-kv": 2,
         "kv-offload-reload-time": 2,
         "lora-adapter-bytes": 3,

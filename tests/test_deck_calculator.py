@@ -27,7 +27,7 @@ from drill.serving.estimates import (
     ttft,
 )
 from drill.serving.gpus import GPU_SPECS
-from drill.serving.kvmath import get_preset, kv_cache_bytes, load_presets
+from drill.serving.kvmath import get_preset, load_presets
 
 DRAWS = 200
 CHECKED = (
@@ -36,7 +36,6 @@ CHECKED = (
     "decode-tpot-tp-preset",
     "prefill-ttft-tp-preset",
     "preset-decode-floor",
-    "preset-requests-fit",
 )
 
 
@@ -77,22 +76,6 @@ def test_every_template_of_a_real_model_on_a_real_gpu_is_checked_here(deck):
     }
     assert on_a_gpu <= set(CHECKED)
     assert all(qid in deck for qid in CHECKED)
-
-
-def test_requests_next_to_the_weights_use_the_calculators_sizes(deck):
-    # the whole of the GPU's memory, not the calculator's 90 % share, and the plain KV
-    # formula without a sliding window: the question says both
-    for seed, values, expected in draws(deck, "preset-requests-fit"):
-        shape, gpu = model_and_gpu(values, model="model")
-        memory = memory_per_gpu(shape, gpu, 1, values["seq"])
-        plain = kv_cache_bytes(
-            shape.layers, shape.kv_heads, shape.head_dim, values["seq"], memory.weight_width
-        )
-        assert values["capacity"] == gpu.memory_bytes, seed
-        assert values["weights"] == memory.weight_bytes, seed
-        assert values["per_request"] == plain, seed
-        assert expected == (gpu.memory_bytes - memory.weight_bytes) // plain, seed
-        assert expected >= 1, seed
 
 
 def test_batch1_decode_floor_is_the_calculators_weights_over_bandwidth(deck):

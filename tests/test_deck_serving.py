@@ -179,19 +179,11 @@ PINNED = {
     ("kv-int4-capacity-gain", 2): Pinned({"group_size": 128, "scale_bytes": 2}, 3.878787878787879, "count"),
     # ------------------------------------------------------------------ parallelism
     # 2 × 64 × 2 × 128 × 2 × 4,096 = 268,435,456 B over 2 KV heads: one head a GPU
-    ("tp-kv-replicated", 1): Pinned(
-        {"layers": 64, "kv_heads": 2, "rep": 2, "seq": 4096}, 134_217_728, "bytes"),
     # 2 × 48 × 4 × 128 × 2 × 32,768 = 3,221,225,472 B over 4 KV heads
-    ("tp-kv-replicated", 2): Pinned(
-        {"layers": 48, "kv_heads": 4, "rep": 2, "seq": 32768}, 805_306_368, "bytes"),
     # H200: 141 GiB − 68 GB / 2 = 151,397,597,184 − 34e9 = 117,397,597,184 B free a GPU;
     # 2 × 32 × 8 × 128 × 2 × 32,768 / 2 = 2,147,483,648 B a request a GPU; 54.7
-    ("tp-requests-fit", 1): Pinned(
-        {"params_b": 34, "layers": 32, "tp": 2, "g": "H200", "seq": 32768, "kv_heads": 8}, 54, "requests"),
     # H100: 80 GiB − 16 GB / 2 = 77,899,345,920 B; 2 × 48 × 8 × 128 × 2 × 8,192 / 2 =
     # 805,306,368 B; 96.7
-    ("tp-requests-fit", 2): Pinned(
-        {"params_b": 8, "layers": 48, "tp": 2, "g": "H100 SXM", "seq": 8192, "kv_heads": 8}, 96, "requests"),
     # Llama 3 70B at TP 16: 2 × 80 × 8 × 128 × 2 × 2,048 = 671,088,640 B over its 8 KV heads
     ("tp-kv-per-gpu-preset", 1): Pinned(
         {"m": "Llama 3 70B", "tp": 16, "seq": 2048}, 83_886_080, "bytes"),
@@ -371,11 +363,6 @@ MISTAKES = [
     ("kv-int4-bits-per-element", 1, "4", "forgot-quant-scales"),
     ("kv-int4-bits-per-element", 1, "0.625", "bits-vs-bytes"),
     ("kv-int4-capacity-gain", 1, "4", "forgot-quant-scales"),
-    ("tp-kv-replicated", 1, "64 MiB", "tp-split-past-kv-heads"),
-    ("tp-kv-replicated", 1, "256 MiB", "forgot-tp-split"),
-    ("tp-requests-fit", 1, "19", "kv-pool-sized-once"),  # (141 GiB − 68 GB) / 4.295 GB
-    ("tp-requests-fit", 1, "27", "forgot-tp-split"),  # (141 GiB − 34 GB) / 4.295 GB
-    ("tp-requests-fit", 1, "49", "capacity-gib-as-gb"),  # (141 GB − 34 GB) / 2.147 GB
     ("tp-kv-per-gpu-preset", 1, "40 MiB", "tp-split-past-kv-heads"),  # 640 MiB / 16
     ("tp-kv-per-gpu-preset", 1, "640 MiB", "forgot-tp-split"),
     ("tp-sequences-per-gpu-preset", 1, "398", "ignored-memory-utilization"),  # all 141 GiB

@@ -78,32 +78,6 @@ NUMERIC_DRAWS = {
             "workspace."
         ),
     ),
-    ("kv-bytes-per-token", 1): Draw(
-        params={
-            "layers": 16, "kv_heads": 8, "group": 4, "head_dim": 64, "dtype_bits": 8,
-            "q_heads": 32, "dtype_bytes": 1, "per_token": 16384,
-        },
-        expected=16384, unit="bytes", show_as="KiB",
-        text=(
-            "Each of a model's 16 decoder layers has 32 query heads that share key/value heads in "
-            "groups of 4, which gives a KV-head count of 8 per layer; every head has dimension "
-            "64. The KV cache is kept in 8-bit precision. How many bytes of cache does one extra "
-            "token add to a sequence?"
-        ),
-    ),
-    ("kv-bytes-per-token", 2230): Draw(
-        params={
-            "layers": 48, "kv_heads": 1, "group": 4, "head_dim": 128, "dtype_bits": 16,
-            "q_heads": 4, "dtype_bytes": 2, "per_token": 24576,
-        },
-        expected=24576, unit="bytes", show_as="KiB",
-        text=(
-            "Each of a model's 48 decoder layers has 4 query heads that share key/value heads in "
-            "groups of 4, which gives a KV-head count of 1 per layer; every head has dimension "
-            "128. The KV cache is kept in 16-bit precision. How many bytes of cache does one "
-            "extra token add to a sequence?"
-        ),
-    ),
     ("kv-gqa-saving-fraction", 1): Draw(
         params={
             "layers": "80", "kv_heads": 1, "group": 16, "head_dim": "64", "seq": "4,096",
@@ -313,36 +287,6 @@ NUMERIC_DRAWS = {
             "floor on one step's time?"
         ),
     ),
-    ("preset-kv-per-request", 1): Draw(
-        params={
-            "model": "Llama 3 8B", "model_layers": 32, "model_kv_heads": 8, "model_q_heads": 32,
-            "model_head_dim": 128, "model_hidden": 4096, "model_dtype_bytes": 2,
-            "model_params": 8_030_000_000, "model_active": 8_030_000_000, "seq": 4096,
-            "per_token": 131_072, "kv": 536_870_912,
-        },
-        expected=536_870_912, unit="bytes", show_as="GiB",
-        text=(
-            "Llama 3 8B has 32 layers, 32 query heads, 8 KV heads and a head dimension of 128; it "
-            "is served with a 2-byte cache. Using the plain formula (every layer caches every "
-            "position; ignore any sliding window), how much KV cache does one request hold at "
-            "4,096 tokens?"
-        ),
-    ),
-    ("preset-kv-per-request", 2230): Draw(
-        params={
-            "model": "Mistral 7B v0.1", "model_layers": 32, "model_kv_heads": 8,
-            "model_q_heads": 32, "model_head_dim": 128, "model_hidden": 4096,
-            "model_dtype_bytes": 2, "model_params": 7_240_000_000, "model_active": 7_240_000_000,
-            "seq": 8192, "per_token": 131_072, "kv": 1_073_741_824,
-        },
-        expected=1_073_741_824, unit="bytes", show_as="GiB",
-        text=(
-            "Mistral 7B v0.1 has 32 layers, 32 query heads, 8 KV heads and a head dimension of "
-            "128; it is served with a 2-byte cache. Using the plain formula (every layer caches "
-            "every position; ignore any sliding window), how much KV cache does one request hold "
-            "at 8,192 tokens?"
-        ),
-    ),
     ("preset-kv-per-token-hidden-trap", 1): Draw(
         params={
             "model": "Qwen2.5 7B", "model_layers": 28, "model_kv_heads": 4, "model_q_heads": 28,
@@ -368,72 +312,6 @@ NUMERIC_DRAWS = {
             "From Llama 3.1 405B's config: hidden size 16,384, 126 layers, 128 attention heads, 8 "
             "key/value heads, head dimension 128, weights and cache in a 2-byte format. How many "
             "bytes of KV cache does each token add?"
-        ),
-    ),
-    ("preset-requests-fit", 1): Draw(
-        params={
-            "model": "Qwen2.5 7B", "model_layers": 28, "model_kv_heads": 4, "model_q_heads": 28,
-            "model_head_dim": 128, "model_hidden": 3584, "model_dtype_bytes": 2,
-            "model_params": 7_610_000_000, "model_active": 7_610_000_000, "g": "H200",
-            "g_memory": 151_397_597_184, "g_bandwidth": 4_800_000_000_000,
-            "g_flops": 989_000_000_000_000, "seq": 2048, "capacity": 151_397_597_184,
-            "weights": 15_220_000_000, "free": 136_177_597_184, "per_request": 117_440_512,
-            "fit": 1159,
-        },
-        expected=1159, unit="requests", show_as=None,
-        text=(
-            "Qwen2.5 7B (7,610,000,000 parameters, 2-byte weights and cache; 28 layers, 4 KV "
-            "heads, head dimension 128) runs alone on an H200 with 141 GiB (a GiB is 2^30 "
-            "bytes). Each request must be able to reach 2,048 tokens. Using the plain KV "
-            "formula (ignore sliding windows), activations and overhead, how many requests fit "
-            "next to the weights?"
-        ),
-    ),
-    ("preset-requests-fit", 2230): Draw(
-        params={
-            "model": "Mistral 7B v0.1", "model_layers": 32, "model_kv_heads": 8,
-            "model_q_heads": 32, "model_head_dim": 128, "model_hidden": 4096,
-            "model_dtype_bytes": 2, "model_params": 7_240_000_000, "model_active": 7_240_000_000,
-            "g": "H200", "g_memory": 151_397_597_184, "g_bandwidth": 4_800_000_000_000,
-            "g_flops": 989_000_000_000_000, "seq": 2048, "capacity": 151_397_597_184,
-            "weights": 14_480_000_000, "free": 136_917_597_184, "per_request": 268_435_456,
-            "fit": 510,
-        },
-        expected=510, unit="requests", show_as=None,
-        text=(
-            "Mistral 7B v0.1 (7,240,000,000 parameters, 2-byte weights and cache; 32 layers, 8 KV "
-            "heads, head dimension 128) runs alone on an H200 with 141 GiB (a GiB is 2^30 "
-            "bytes). Each request must be able to reach 2,048 tokens. Using the plain KV "
-            "formula (ignore sliding windows), activations and overhead, how many requests fit "
-            "next to the weights?"
-        ),
-    ),
-    ("preset-kv-tensor-parallel", 1): Draw(
-        params={
-            "model": "Llama 3 70B", "model_layers": 80, "model_kv_heads": 8, "model_q_heads": 64,
-            "model_head_dim": 128, "model_hidden": 8192, "model_dtype_bytes": 2,
-            "model_params": 70_600_000_000, "model_active": 70_600_000_000, "tp": 4, "seq": 4096,
-            "total": 1_342_177_280, "per_gpu": 335_544_320, "heads_per_gpu": 2,
-        },
-        expected=335_544_320, unit="bytes", show_as="MiB",
-        text=(
-            "Llama 3 70B (80 layers, 8 KV heads of dimension 128, 2-byte cache) is served with "
-            "tensor parallelism across 4 GPUs, the KV heads split evenly between them. How much "
-            "KV cache does one GPU hold for a single request of 4,096 tokens?"
-        ),
-    ),
-    ("preset-kv-tensor-parallel", 2230): Draw(
-        params={
-            "model": "Llama 3 70B", "model_layers": 80, "model_kv_heads": 8, "model_q_heads": 64,
-            "model_head_dim": 128, "model_hidden": 8192, "model_dtype_bytes": 2,
-            "model_params": 70_600_000_000, "model_active": 70_600_000_000, "tp": 4, "seq": 4096,
-            "total": 1_342_177_280, "per_gpu": 335_544_320, "heads_per_gpu": 2,
-        },
-        expected=335_544_320, unit="bytes", show_as="MiB",
-        text=(
-            "Llama 3 70B (80 layers, 8 KV heads of dimension 128, 2-byte cache) is served with "
-            "tensor parallelism across 4 GPUs, the KV heads split evenly between them. How much "
-            "KV cache does one GPU hold for a single request of 4,096 tokens?"
         ),
     ),
     ("preset-decode-floor", 1): Draw(

@@ -69,11 +69,6 @@ ROWS = [
     ("kv-bytes-per-request", 1, "768 MiB", "misconception", "wrong-dtype-bytes"),
     # on 2230 (2-byte elements), 256 MiB is both half of K+V and 1-byte elements: the tie
     # names the K+V factor (the row above); 7 query heads a KV head, so no tie on doubling
-    # kv-bytes-per-token 1: 2 x 16 x 8 x 64 x 1 byte = 16 KiB; 4 query heads a KV head
-    ("kv-bytes-per-token", 1, "128 KiB", "misconception", "bits-vs-bytes"),
-    ("kv-bytes-per-token", 1, "64 KiB", "misconception", "query-heads"),
-    ("kv-bytes-per-token", 1, "8 KiB", "misconception", "forgot-kv-factor"),
-    ("kv-bytes-per-token", 1, "1 KiB", "misconception", "forgot-layers"),
     # requests-fit-after-weights 1: an H200, (141 x 2^30 - 14e9) B / (2 x 32 x 8 x 128 x
     # 2,048 x 2 B) = 137,397,597,184 / 268,435,456 = 511.8
     ("requests-fit-after-weights", 1, "511 requests", "correct", None),
@@ -86,20 +81,10 @@ ROWS = [
     ("longest-context-fits", 1, "25823 tokens", "misconception", "capacity-gb-as-gib"),
     ("longest-context-fits", 1, "558035 tokens", "misconception", "forgot-requests"),
     ("longest-context-fits", 1, "34877 tokens", "misconception", "forgot-weights"),
-    # preset-requests-fit 1: Qwen2.5 7B on an H200 (141 GiB) at 2,048 tokens:
-    # (151,397,597,184 - 15.22e9) / 117,440,512 = 1,159.5; 141e9 in place of 141 GiB: 1,071
-    ("preset-requests-fit", 1, "1071 requests", "misconception", "capacity-gib-as-gb"),
-    ("preset-requests-fit", 1, "1289 requests", "misconception", "forgot-weights"),
-    # preset-mha-requests-fit 2: OPT-13B on 80 GB at 1,024 tokens: 64
-    ("preset-mha-requests-fit", 2, "64 requests", "correct", None),
-    ("preset-mha-requests-fit", 2, "71 requests", "misconception", "capacity-gb-as-gib"),
     # recompute-vs-cache-positions 1: 128 x 256 + 128 x 127 / 2 - (256 + 127) = 40,513
     ("recompute-vs-cache-positions", 1, "40513 tokens", "correct", None),
     ("recompute-vs-cache-positions", 1, "40896 tokens", "misconception", "total-not-difference"),
     ("recompute-vs-cache-positions", 1, "40512 tokens", "misconception", "decode-steps-off-by-one"),
-    # preset-kv-tensor-parallel 2230: Llama 3 70B at 4,096 tokens on 4 GPUs: 320 MiB each
-    ("preset-kv-tensor-parallel", 2230, "1.25 GiB", "misconception", "forgot-tp-split"),
-    ("preset-kv-tensor-parallel", 2230, "2560 MiB", "misconception", "bits-vs-bytes"),
     # contiguous-waste-fraction 1: 1 - 2,816 / 16,384 = 82.8125 %
     ("contiguous-waste-fraction", 1, "82.8%", "correct", None),
     ("contiguous-waste-fraction", 1, "17.2%", "misconception", "complement-fraction"),
@@ -116,9 +101,6 @@ ROWS = [
     ("decode-step-floor-with-kv", 2230, "82.68 ms", "misconception", "weights-read-per-sequence"),
     # kv-bytes-per-request 2230 again: one token is 2 x 32 x 8 x 128 x 2 B = 128 KiB
     ("kv-bytes-per-request", 2230, "128 KiB", "misconception", "per-token-not-total"),
-    # kv-bytes-multi-head 1: 32 layers x 64 heads x 64 dims, 2 B, 8,192 tokens = 4 GiB
-    ("kv-bytes-multi-head", 1, "4 GiB", "correct", None),
-    ("kv-bytes-multi-head", 1, "512 KiB", "misconception", "per-token-not-total"),
     # kv-gqa-then-fp8 1 again: 192 MiB over 24 layers and 8,192 tokens
     ("kv-gqa-then-fp8", 1, "8 MiB", "misconception", "forgot-layers"),
     ("kv-gqa-then-fp8", 1, "24 KiB", "misconception", "per-token-not-total"),
@@ -129,13 +111,6 @@ ROWS = [
     ("requests-fit-after-weights", 1, "16379 requests", "misconception", "forgot-layers"),
     ("requests-fit-after-weights", 1, "1048260", "misconception", "per-token-not-total"),
     ("requests-fit-after-weights", 1, "537 requests", "misconception", "wrong-dtype-bytes"),
-    # preset-requests-fit 1 again: 141 GiB - 15.22 GB of weights, 28 x 4 x 128 x 2 x 2 B a token
-    ("preset-requests-fit", 1, "1159 requests", "correct", None),
-    ("preset-requests-fit", 1, "32467 requests", "misconception", "forgot-layers"),
-    ("preset-requests-fit", 1, "1224 requests", "misconception", "wrong-dtype-bytes"),
-    # preset-kv-tensor-parallel 2230 again: 320 MiB a GPU over 80 layers and 4,096 tokens
-    ("preset-kv-tensor-parallel", 2230, "4 MiB", "misconception", "forgot-layers"),
-    ("preset-kv-tensor-parallel", 2230, "80 KiB", "misconception", "per-token-not-total"),
     # preset-decode-floor 1: Phi-3 mini, 3.82e9 x 2 B at 3.35 TB/s = 2.28 ms
     ("preset-decode-floor", 1, "2.28 ms", "correct", None),
     ("preset-decode-floor", 1, "1.14 ms", "misconception", "wrong-dtype-bytes"),
@@ -172,23 +147,10 @@ ROWS = [
     ("paged-pool-blocks", 1, "19572", "misconception", "forgot-activations"),
     ("paged-pool-blocks", 1, "721884", "misconception", "forgot-layers"),
     ("paged-pool-blocks", 1, "36094", "misconception", "forgot-kv-factor"),
-    # tp-requests-fit 1: 34B over 2 H200s of 141 GiB, 2 GiB of each request's cache a GPU:
-    # (151,397,597,184 - 34e9) B / 2 GiB = 54.7
-    ("tp-requests-fit", 1, "54 requests", "correct", None),
-    ("tp-requests-fit", 1, "38 requests", "misconception", "forgot-tp-split"),  # all weights
-    ("tp-requests-fit", 1, "1749 requests", "misconception", "forgot-layers"),
-    ("tp-requests-fit", 1, "109 requests", "misconception", "forgot-kv-factor"),
-    # tp-requests-fit 30: 8B over 2 H200s, 60 layers, 32,768 tokens (3.75 GiB a GPU): both
-    # all the weights on every GPU, (141 GiB - 16e9) / 3.75 GiB = 33.6, and 141e9 in place
-    # of 141 GiB, (141e9 - 8e9) / 3.75 GiB = 33.03, give 33; the tie names the first
-    ("tp-requests-fit", 30, "35 requests", "correct", None),
-    ("tp-requests-fit", 30, "33 requests", "misconception", "forgot-tp-split"),
     # disagg-kv-transfer-bytes 1: 32 layers x 4 KV heads x 128 x 1 B, 4,096 prompt tokens
     ("disagg-kv-transfer-bytes", 1, "128 MiB", "correct", None),
     ("disagg-kv-transfer-bytes", 1, "4 MiB", "misconception", "forgot-layers"),
     ("disagg-kv-transfer-bytes", 1, "32 KiB", "misconception", "per-token-not-total"),
-    # tp-kv-replicated 1: 64 layers, 2 KV heads, one head a GPU, 4,096 tokens = 128 MiB
-    ("tp-kv-replicated", 1, "2 MiB", "misconception", "forgot-layers"),
     # preemption-swap-round-trip 5: 2 copies of 128 MiB at 25 GB/s = 10.7 ms
     ("preemption-swap-round-trip", 5, "10.7 ms", "correct", None),
     ("preemption-swap-round-trip", 5, "0.336 ms", "misconception", "forgot-layers"),

@@ -374,7 +374,9 @@ def kv_product(question: NumericQuestion) -> bool:
     (a per-token figure). Sums among a product's factors are multiplied out
     (`per_layer * (global * seq + local * window)`), and a product inside a division, a
     floor or a min counts as well: the KV size of a sequence dividing free memory is still
-    the formula. A layer's latent vector (MLA) has no factor 2 and no KV heads, and
+    the formula. A constant 2 beyond the K-and-V 2 stands only for 2-byte elements, so
+    a TP all-reduce's traffic (2 x layers x tokens x hidden x 2 bytes x 2(p - 1)/p) is
+    not the formula. A layer's latent vector (MLA) has no factor 2 and no KV heads, and
     attention FLOPs have no factor 2 for K and V: neither qualifies.
     """
     roles = template_roles(question)
@@ -382,13 +384,20 @@ def kv_product(question: NumericQuestion) -> bool:
         two = next((f for f in factors if _constant(f) == 2), None)
         if two is None:
             continue
-        open_slots, constants = set(KV_FACTORS), 0
+        open_slots, constants, twos = set(KV_FACTORS), 0, 0
         for factor in factors:
             if factor is not two:
                 slot = _slot(factor, roles)
-                constants += slot == "constant"
+                if slot == "constant" and _constant(factor) == 2:
+                    twos += 1
+                else:
+                    constants += slot == "constant"
                 open_slots.discard(slot or "")
-        if len(open_slots) <= constants:  # a whole constant may fill any open slot
+        # a whole constant may fill any open slot, except that a further 2 is an element
+        # size (2 bytes) at most: no model has heads 2 wide, and another factor 2 (a ring
+        # all-reduce's 2(p - 1)/p) does not make the KV heads
+        bytes_by_two = "dtype_bytes" in open_slots and twos > 0
+        if len(open_slots) <= constants + bytes_by_two:
             return True
     return False
 
