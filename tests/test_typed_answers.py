@@ -15,7 +15,9 @@ spec-verify-compute-bound-batch 1 is 42.17 sequences; kv-int4-bits-per-element 1
 4 + 2 × 2 × 8 / 32 = 5 bits; wq-int4-bits-per-weight 1 is 4 + (16 + 4) / 128 =
 4.15625 bits; prefix-cache-flops-saved 1 is 0.3 × 2 × 70e9 × 1,024 =
 43.008 TFLOP; kv-bytes-per-request 2230 is 512 MiB; recompute-vs-cache-positions 1 is
-40,513 positions (tokens).
+40,513 positions (tokens); flash-decoding-splits 1 is 2 sequences × 8 KV heads = 16 pairs,
+ceil(108 SMs / 16) = 7 splits; cost-per-million-output 1 is $2.00 an hour over 128 × 40
+tokens/s × 3,600 s = 18.432 M tokens, $0.1085 per million ("$0.109" as people write it).
 """
 
 from __future__ import annotations
@@ -126,6 +128,14 @@ ROWS = [
     ('recompute-vs-cache-positions', 1, '40513 positions', 'correct', True, None, ''),
     ('recompute-vs-cache-positions', 1, '40513 requests', 'unit', False, None, 'The number is right but requests is a request count; the answer is a token count: 40,513 tokens.'),
     ('spec-expected-tokens', 1, '2.77 tokens', 'correct', True, None, ''),
+    ('flash-decoding-splits', 1, '7 splits', 'correct', True, None, ''),
+    ('flash-decoding-splits', 1, '7', 'correct', True, None, ''),
+    ('flash-decoding-splits', 1, '7 blocks', 'unit', False, None, 'You answered in blocks; the question counts splits: 7 splits.'),
+    ('cost-per-million-output', 1, '$0.109', 'correct', True, None, ''),
+    ('cost-per-million-output', 1, '~$0.11', 'correct', True, None, ''),
+    ('cost-per-million-output', 1, '0.109 USD', 'correct', True, None, ''),
+    ('cost-per-million-output', 1, '0.109$', 'correct', True, None, ''),
+    ('cost-per-million-output', 1, '$0.83', 'magnitude', False, None, 'The right order of magnitude, but 665% too high. You gave 0.83; the answer is 0.109.'),
 ]
 # fmt: on
 
@@ -190,6 +200,7 @@ COUNT_NOUNS = [
     ("layers", "layer"), ("heads", "head"), ("users", "user"), ("pages", "page"),
     ("batches", "batch"), ("entries", "entry"), ("passes", "pass"), ("seqs", "sequence"),
     ("reqs", "request"), ("toks", "token"), ("Blocks", "block"), ("positions", "position"),
+    ("splits", "split"), ("dollars", "dollar"), ("USD", "dollar"),
 ]  # fmt: skip
 NUMBERS = st.one_of(
     st.integers(0, 10**12).map(lambda n: (f"{n}", float(n))),
@@ -204,6 +215,15 @@ def test_any_number_with_any_count_noun_is_that_number(number, noun, space):
     (text, value), (typed, read) = number, noun
     parsed = parse_answer(f"{text}{space}{typed}")
     assert (parsed.value, parsed.number, parsed.noun) == (value, value, read)
+
+
+@settings(max_examples=300)
+@given(NUMBERS, st.sampled_from(["$", "$ ", "US$", "~$"]), st.booleans())
+def test_an_amount_of_money_is_that_many_dollars(number, sign, after):
+    (text, value) = number
+    typed = f"{text}$" if after else f"{sign}{text}"
+    parsed = parse_answer(typed)
+    assert (parsed.value, parsed.number, parsed.noun) == (value, value, "dollar")
 
 
 @settings(max_examples=200)

@@ -4,7 +4,7 @@ A question that asks "How many blocks does the pool hold?" counts blocks: "16,02
 answers it, and so does a bare 16,021; "16,021 requests" names another thing, and the
 grader says so rather than credit it (drill.kinds.numeric_grade). The thing counted is read
 from the question's text: the first count noun within three words after "how many" ("how
-many distinct experts"), "at which position", or "what batch size" (a count of sequences);
+many distinct experts") or "the fewest" ("the fewest splits"), "at which position", or "what batch size" (a count of sequences);
 failing those, a question whose answer is tokens or requests counts those. A question whose
 text names no thing ("how many times as large") takes any count noun.
 
@@ -18,7 +18,10 @@ import re
 from drill.kinds.instance import Instance
 from drill.quantities.units import parse_unit, singular
 
-_HOW_MANY = re.compile(r"\bhow many\s+((?:[\w-]+\s*){1,3})", re.IGNORECASE)
+_HOW_MANY = re.compile(
+    r"\b(?:how many|the fewest|the (?:smallest|least|minimum) number of)\s+((?:[\w-]+\s*){1,3})",
+    re.IGNORECASE,
+)
 # asks that name what they count without "how many"
 _ASKS = (
     (re.compile(r"\b(?:at )?which position\b", re.IGNORECASE), "position"),

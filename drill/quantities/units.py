@@ -111,10 +111,12 @@ _NOUN_DIMENSION = {"token": "tokens", "request": "requests", "sequence": "reques
 _COUNT_NOUNS = frozenset(
     "token request sequence block page step expert gpu layer head user position slot chunk "
     "iteration pass round batch element value parameter weight replica node device rank "
-    "shard entry row sample item prompt query".split()
+    "shard entry row sample item prompt query split dollar".split()
 )
 # short forms people type, and how a plural is shown where the singular's case is not
-_NOUN_SHORT = {"tok": "token", "req": "request", "seq": "sequence", "param": "parameter"}
+_NOUN_SHORT = {
+    "tok": "token", "req": "request", "seq": "sequence", "param": "parameter", "usd": "dollar",
+}  # fmt: skip
 _NOUN_SHOWN = {"gpu": "GPUs"}
 
 
@@ -468,6 +470,18 @@ _ORDINAL = re.compile(
 _MODIFIED_NOUN = re.compile(r"(?P<word>[A-Za-z]{3,}) (?P<noun>[A-Za-z]+)")
 
 
+# an amount of money as people write it: "$0.83", "US$ 12", "0.83$" (a count of dollars)
+_DOLLARS = re.compile(r"(?:US)?\$\s*(?P<lead>[^$A-Za-z]+)|(?P<tail>[^$A-Za-z]+?)\s*\$")
+
+
+def _dollars(text: str) -> str:
+    """`$0.83` (or `0.83$`) as `0.83 dollars`; anything else as it is."""
+    match = _DOLLARS.fullmatch(text)
+    if match is None:
+        return text
+    return f"{(match['lead'] or match['tail']).strip()} dollars"
+
+
 def _count_tail(tail: str, nouns: Iterable[str]) -> UnitSpec | None:
     """A count noun the unit reader does not know on its own: one the question counts
     (`nouns`, singulars), or a count noun after one word that is no unit."""
@@ -492,8 +506,9 @@ def parse_answer(text: str, *, nouns: Iterable[str] = ()) -> Parsed:
     as `GiB`, `gigabytes`, `Gb` (bits), `ms`, `TB/s`, `TFLOPS`, `tokens per
     second`, `req/s`, `tps`, optionally with `per request`; or by what it counts
     (`36 steps`, `288 sequences`, `8 GPUs`, or one of `nouns`, the singulars of what the
-    question counts). A rank (`77th`, `77th percentile`, `p77`) is its number, and a
-    leading `about`, `~`, `≈`, `approx.` or `roughly` is dropped. Anything else raises
+    question counts). A rank (`77th`, `77th percentile`, `p77`) is its number, an amount
+    of money (`$0.83`, `0.83 USD`) a count of dollars, and a leading `about`, `~`, `≈`,
+    `approx.` or `roughly` is dropped. Anything else raises
     AnswerError with examples of what works.
     """
     if not isinstance(text, str):
@@ -509,6 +524,7 @@ def parse_answer(text: str, *, nouns: Iterable[str] = ()) -> Parsed:
     normal = _normalise(original)
     hedge = _HEDGE.match(normal)
     normal = normal[hedge.end() :] if hedge else normal
+    normal = _dollars(normal)
     rank = _ORDINAL.fullmatch(normal)
     if rank is not None:
         digits = rank["n"] or rank["p"]
