@@ -368,14 +368,14 @@ def test_the_html_report_renders_in_chromium(tmp_path):
         assert rgb in colours, rgb
 
 
-def test_the_readme_transcript_is_what_seed_11_asks(tmp_path):
+def test_the_readme_transcript_is_what_seed_12_asks(tmp_path):
     # the README shows this interview: its questions, and the follow-up answered with the
     # number from before the change
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     result = CliRunner().invoke(
         cli,
-        ["interview", "--n", "4", "--minutes", "20", "--seed", "11", "--db", tmp_path / "k.db"],
-        input="1.75 GiB\n1.75 GiB\ns\ns\n",
+        ["interview", "--n", "4", "--minutes", "20", "--seed", "12", "--db", tmp_path / "k.db"],
+        input="5 GiB\n5 GiB\ns\ns\n",
     )
     assert result.exit_code == 0, result.output
     report = result.output.split("Interview report\n", 1)[1].splitlines()
@@ -383,18 +383,19 @@ def test_the_readme_transcript_is_what_seed_11_asks(tmp_path):
     assert asked == [
         "1. kv-bytes-per-request",
         "2. kv-bytes-per-request",
-        "3. flash-decoding-why",
-        "4. goodput-definition",
+        "3. wq-activations-harder",
+        "4. kv-offload-tiers",
     ]
+    # 2 x 80 layers x 8 KV heads x 128 x 1 byte x 16,384 tokens = 2.5 GiB
     second = report[report.index("2. kv-bytes-per-request · follow-up to 1 · 0:00") + 1 :][:3]
     assert second == [
-        "   Answer:  1.75 GiB",
-        "   Verdict: Wrong; the answer is 896 MiB (939,524,096 bytes)",
+        "   Answer:  5 GiB",
+        "   Verdict: Wrong; the answer is 2.5 GiB (2,684,354,560 bytes)",
         "   Mistake: kept the answer from before the change",
     ]
     for line in second:
         assert f"\n{line}\n" in readme
-    for question in ("flash-decoding-why", "goodput-definition"):
+    for question in ("wq-activations-harder", "kv-offload-tiers"):
         assert f"kvdrill ask {question}\n" in readme
 
 
