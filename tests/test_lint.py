@@ -400,7 +400,8 @@ def test_coverage_lists_the_slips_the_grader_cannot_name():
     # draws are one (a second 2 and halving are the first 2 left out; leaving out the 8 KV
     # heads or the 1,024 tokens is answer / 8 or / 1024, which the grader names). Seeds 0
     # to 2 draw 2 query heads per KV head and 3 to 5 draw 4 (worked from the draw rule):
-    # doubling is the query-head mistake on the first three only.
+    # doubling is the query-head mistake on the first three only. Leaving out the K-and-V 2
+    # or the layers is a mistake the catalogue names (forgot-kv-factor, forgot-layers).
     result = lint("--coverage", "--draws", "6", "slips/coverage.yaml")
     assert result.exit_code == 0, result.output
     assert result.stdout == (
@@ -415,11 +416,11 @@ def test_coverage_lists_the_slips_the_grader_cannot_name():
         "  halve decode_ms\n"
         "  swap tpot_ms and ttft_ms\n"
         "slips/coverage.yaml:26: fx-coverage-heads: 19 slips, 4 without a name\n"
-        "  drop factor 2 in answer\n"
-        "  drop factor layers\n"
+        "  drop factor 2 in answer (the catalogue has forgot-kv-factor)\n"
+        "  drop factor layers (the catalogue has forgot-layers)\n"
         "  drop factor 128\n"
         "  double answer (no name on 3 of 6 draws)\n"
-        "coverage: 32 slips in 2 numeric templates, 13 without a name\n"
+        "coverage: 32 slips in 2 numeric templates, 13 without a name, 2 the catalogue names\n"
         "ok: 2 questions in 1 file, 2 numeric templates × 6 draws\n"
     )
 

@@ -67,6 +67,19 @@ ROWS = [
     # elements where the text says 1, 768 MiB
     ("kv-bytes-per-request", 1, "384 MiB", "correct", None),
     ("kv-bytes-per-request", 1, "768 MiB", "misconception", "wrong-dtype-bytes"),
+    # kv-bytes-concurrent 1: 24 requests x (2 x 40 x 8 x 128 x 8,192 x 1 byte = 640 MiB)
+    # = 15 GiB; one layer 384 MiB; one token of each request 24 x 80 KiB = 1,920 KiB
+    ("kv-bytes-concurrent", 1, "15 GiB", "correct", None),
+    ("kv-bytes-concurrent", 1, "384 MiB", "misconception", "forgot-layers"),
+    ("kv-bytes-concurrent", 1, "1920 KiB", "misconception", "per-token-not-total"),
+    # bug-gib-printed-as-gb-fix 1: 2 x 32 x 8 x 128 x 2 B x 8,192 = 1 GiB
+    ("bug-gib-printed-as-gb-fix", 1, "1 GiB", "correct", None),
+    ("bug-gib-printed-as-gb-fix", 1, "0.5 GiB", "misconception", "forgot-kv-factor"),
+    ("bug-gib-printed-as-gb-fix", 1, "32 MiB", "misconception", "forgot-layers"),
+    ("bug-gib-printed-as-gb-fix", 1, "128 KiB", "misconception", "per-token-not-total"),
+    # mla-latent-per-request 1: 61 x 576 x 2 B x 8,192 = 549 MiB; at 1 byte 274.5 MiB
+    ("mla-latent-per-request", 1, "549 MiB", "correct", None),
+    ("mla-latent-per-request", 1, "274.5 MiB", "misconception", "wrong-dtype-bytes"),
     # on 2230 (2-byte elements), 256 MiB is both half of K+V and 1-byte elements: the tie
     # names the K+V factor (the row above); 7 query heads a KV head, so no tie on doubling
     # requests-fit-after-weights 1: an H200, (141 x 2^30 - 14e9) B / (2 x 32 x 8 x 128 x

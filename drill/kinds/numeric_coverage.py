@@ -10,19 +10,31 @@ nothing. The report, one block per numeric template in bank order:
     FILE:LINE: ID: N slips, K without a name
       SLIP                                 no name on any draw where it differs
       SLIP (no name on U of D draws)       no name on some of them
-    coverage: N slips in T numeric templates, K without a name
+      SLIP (the catalogue has ID)          a slip the catalogue of mistakes names
+      SLIP (no name on U of D draws; the catalogue has ID)
+    coverage: N slips in T numeric templates, K without a name[, C the catalogue names]
+
+A slip the catalogue names is one that leaves out a factor whose role has a mistake of
+its own (CATALOGUE_DROPS: the layers are forgot-layers, the tokens per-token-not-total,
+the requests forgot-requests, the element size wrong-dtype-bytes), or the K-and-V 2 of
+a KV-size product (forgot-kv-factor); not a factor left out of one part of the answer
+while another part keeps it (the layers of the grouped cache only, in a difference of two
+caches), which nobody does. Those the template must name; the others (a doubled answer, a
+dropped constant) are left to the author's judgement.
 
 A template that cannot be drawn is left out (lint reports why).
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from drill.bank.loader import Bank, display_path
 from drill.bank.schema import NumericQuestion
+from drill.bank.template_formula import inlined_answer, kv_product, template_roles
 from drill.errors import BankError
 from drill.kinds.instance import InstanceError
 from drill.kinds.numeric_draw import NumericDraw, draw_numeric
@@ -39,6 +51,61 @@ class SlipCoverage:
     slip: str
     differs: int
     unnamed: int
+    catalogue: str | None = None  # the catalogue's mistake for it, if it has one
+
+
+# a factor's role (drill.bank.template_formula) -> the catalogue's mistake for leaving it out
+CATALOGUE_DROPS = {
+    "layers": "forgot-layers",
+    "seq": "per-token-not-total",
+    "tokens": "per-token-not-total",
+    "requests": "forgot-requests",
+    "dtype_bytes": "wrong-dtype-bytes",
+}
+
+
+def catalogue_mistake(question: NumericQuestion, names: tuple[str, ...]) -> str | None:
+    """The catalogue's mistake for a slip known by `names` ("drop factor layers", "drop
+    factor 2 in answer"), or None where the catalogue has none (module docstring)."""
+    roles = template_roles(question)
+    for name in names:
+        words = name.split()
+        if words[:2] != ["drop", "factor"] or len(words) < 3 or words[3:4] not in ([], ["in"]):
+            continue
+        factor, where = words[2], words[4] if len(words) > 4 else "answer"
+        if factor == "2":
+            # the 2 of K and V only where the product it sits in is the KV size: the 2 of
+            # `weights = params * 2` in the same template is an element size
+            if where == "answer" or where in question.derived:
+                part = question if where == "answer" else replace(question, answer=where)
+                if kv_product(part) and not _another_kv_part(question, where):
+                    return "forgot-kv-factor"
+            continue
+        role = roles.get(factor)
+        if role is None or role.name not in CATALOGUE_DROPS:
+            continue
+        if where != "answer" and _uses(inlined_answer(question), factor) > 1:
+            continue  # left out of one part only
+        return CATALOGUE_DROPS[role.name]
+    return None
+
+
+def _another_kv_part(question: NumericQuestion, where: str) -> bool:
+    """Whether a derived value other than `where`, and apart from it (neither names the
+    other), is a KV size too: the grouped cache beside the dense one."""
+    if where == "answer":
+        return False
+    mine = question.derived[where]
+    for name, text in question.derived.items():
+        if name == where or _uses(ast.parse(text, mode="eval"), where) or name in mine.split():
+            continue
+        if kv_product(replace(question, answer=name)):
+            return True
+    return False
+
+
+def _uses(tree: ast.AST, name: str) -> int:
+    return sum(isinstance(node, ast.Name) and node.id == name for node in ast.walk(tree))
 
 
 def template_coverage(
@@ -72,14 +139,15 @@ def template_coverage(
                 continue
             differs += 1
             unnamed += mistake_for_value(instance, value) is None
-        report.append(SlipCoverage(item.slip.name, differs, unnamed))
+        named = catalogue_mistake(question, item.slip.names) if unnamed else None
+        report.append(SlipCoverage(item.slip.name, differs, unnamed, named))
     return report
 
 
 def coverage_lines(bank: Bank, draws: int, presets: Mapping[str, Any]) -> list[str]:
     """The coverage report of every numeric template in `bank` (see the module docstring)."""
     lines: list[str] = []
-    templates = slips = unnamed = 0
+    templates = slips = unnamed = in_catalogue = 0
     for question in bank:
         if not isinstance(question, NumericQuestion):
             continue
@@ -98,10 +166,17 @@ def coverage_lines(bank: Bank, draws: int, presets: Mapping[str, Any]) -> list[s
                 if item.unnamed == item.differs
                 else (f" (no name on {item.unnamed} of {item.differs} draws)")
             )
+            if item.catalogue:
+                has = f"the catalogue has {item.catalogue}"
+                some = f" ({some[2:-1]}; {has})" if some else f" ({has})"
             lines.append(f"  {item.slip}{some}")
         templates += 1
         slips += len(report)
         unnamed += len(missing)
+        in_catalogue += sum(item.catalogue is not None for item in missing)
     noun = "template" if templates == 1 else "templates"
-    lines.append(f"coverage: {slips} slips in {templates} numeric {noun}, {unnamed} without a name")
+    named = f", {in_catalogue} the catalogue names" if in_catalogue else ""
+    lines.append(
+        f"coverage: {slips} slips in {templates} numeric {noun}, {unnamed} without a name{named}"
+    )
     return lines
