@@ -44,26 +44,104 @@ def test_without_an_engine_run_the_defaults_are_named():
     assert latency["slo_batch"] is None
 
 
-def test_the_latest_engine_run_gives_the_efficiencies(tmp_path):
+H100_SPEC = {
+    "name": "H100 SXM",
+    "bf16_dense_flops_per_s": 989e12,
+    "hbm_bytes_per_s": 3.35e12,
+    "memory_bytes": 85_899_345_920,
+}
+H100_RUN = {
+    "device": "cuda",
+    "device_name": "NVIDIA H100 80GB HBM3",
+    "peaks": {"spec": H100_SPEC},
+    # 593.4 / 989 = 60% of the spec sheet's FLOP/s; 0.8375 / 3.35 = 25% of its bandwidth
+    "prefill": [{"prompt_len": 512, "flops_per_s": 593.4e12, "mfu": 0.9}],
+    "decode": [{"context_len": 128, "bytes_per_s": 0.8375e12, "mbu": 0.9}],
+    "created_at": "2026-11-02T07:00:00.000000+00:00",
+}
+CPU_RUN = {
+    "device": "cpu",
+    "device_name": "AMD EPYC 7B13",
+    "peaks": {"spec": None},
+    "prefill": [{"prompt_len": 512, "mfu": 0.891}],
+    "decode": [{"context_len": 128, "mbu": 0.773}],
+    "created_at": "2026-11-03T07:00:00.000000+00:00",
+}
+
+
+def _store(db, *runs):
+    for day, result in enumerate(runs, start=2):
+        save_engine_run(open_db(db), result, datetime(2026, 11, day, 7, tzinfo=timezone.utc))
+
+
+def test_the_latest_engine_run_on_the_same_gpu_gives_the_efficiencies(tmp_path):
     db = tmp_path / "k.db"
-    run_result = {
-        "device_name": "Example CPU",
-        "peaks": {"spec": None},
-        "prefill": [{"prompt_len": 512, "mfu": 0.625}],
-        "decode": [{"context_len": 128, "mbu": 0.25}],
-        "created_at": "2026-11-02T07:00:00.000000+00:00",
-    }
-    save_engine_run(open_db(db), run_result, datetime(2026, 11, 2, 7, tzinfo=timezone.utc))
+    _store(db, H100_RUN, CPU_RUN)  # the CPU run is newer, and not used for an H100
     result = run(*LLAMA_TP4, "--slo-tpot", "60ms", "--db", str(db))
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert (
-        "efficiency  MFU 62.5%, MBU 25% of the spec sheet, from your engine run of 2026-11-02 "
-        "on Example CPU: prefill of 512 tokens and decode at context 128, against the peaks "
-        "it measured"
+        "efficiency  MFU 60%, MBU 25% of the spec sheet, from your engine run 1 of 2026-11-02 "
+        "on NVIDIA H100 80GB HBM3: prefill of 512 tokens and decode at context 128, against "
+        "the H100 SXM spec sheet"
     ) in lines
     # TPOT(B) = (35.3e9 + B x 671,088,640) / (3.35e12 x 0.25) <= 60 ms: B <= 22.3
     assert "SLO         60 ms per token: batches of up to 22 meet it (the target caps it)" in lines
+
+
+def test_a_stored_cpu_run_is_not_applied_to_an_h100(tmp_path):
+    db = tmp_path / "k.db"
+    _store(db, CPU_RUN)
+    result = run(*LLAMA_TP4, "--latency", "--db", str(db))
+    assert result.exit_code == 0, result.output
+    assert result.output.split("\n\n")[1].splitlines()[5:8] == [
+        "efficiency  MFU 50%, MBU 70% of the spec sheet, from defaults typical of a tuned server "
+        "(none of your engine runs measured the H100 SXM; they measured AMD EPYC 7B13, and one "
+        "device's efficiencies say nothing about another)",
+        # 8,192 x 2 x 70.6e9 + attention FLOPs over 4 GPUs, at 989e12 x 50%: as with no run
+        "TTFT        629 ms for a prompt of 8,192 tokens (compute-bound)",
+        "TPOT        15.3 ms at batch 1, 8,192 tokens each (memory-bound): 65.2 tokens/s",
+    ]
+
+
+def test_a_run_on_another_h100_model_is_another_device(tmp_path):
+    db = tmp_path / "k.db"
+    _store(db, {**H100_RUN, "device_name": "NVIDIA H100 PCIe"})
+    output = run(*LLAMA_TP4, "--latency", "--json", "--db", str(db)).output
+    latency = json.loads(output)["serving"]["latency"]
+    assert (latency["mfu"], latency["mbu"]) == (0.5, 0.7)
+    assert latency["efficiency_source"] == (
+        "defaults typical of a tuned server (none of your engine runs measured the H100 SXM; "
+        "they measured NVIDIA H100 PCIe, and one device's efficiencies say nothing about another)"
+    )
+
+
+def test_efficiencies_choose_a_run_or_the_defaults(tmp_path):
+    db = tmp_path / "k.db"
+    _store(db, H100_RUN, CPU_RUN)
+    chosen = run(*LLAMA_TP4, "--latency", "--db", str(db), "--efficiencies", "run:2")
+    assert chosen.exit_code == 0, chosen.output
+    assert (
+        "efficiency  MFU 89.1%, MBU 77.3% of the spec sheet, from your engine run 2 of "
+        "2026-11-03 on AMD EPYC 7B13: prefill of 512 tokens and decode at context 128, against "
+        "the peaks it measured; not the H100 SXM, but --efficiencies chose it"
+    ) in chosen.output.splitlines()
+    defaults = run(*LLAMA_TP4, "--db", str(db), "--efficiencies", "defaults")
+    assert (
+        "efficiency  MFU 50%, MBU 70% of the spec sheet, from defaults typical of a tuned server "
+        "(as --efficiencies asked)"
+    ) in defaults.output.splitlines()
+    missing = run(*LLAMA_TP4, "--db", str(db), "--efficiencies", "run:7")
+    assert (missing.exit_code, missing.output) == (
+        1,
+        "Error: no engine run 7 is stored (stored runs: 1, 2)\n",
+    )
+    bad = run(*LLAMA_TP4, "--db", str(db), "--efficiencies", "latest")
+    assert (bad.exit_code, bad.output) == (
+        1,
+        "Error: --efficiencies must be auto, defaults or run:ID (a stored engine run), "
+        "got 'latest'\n",
+    )
 
 
 def test_serving_json_keys_and_mla():

@@ -43,6 +43,11 @@ class _UsageError(click.ClickException):
 )
 @click.option("--mfu", metavar="F", help="Matmul efficiency to use instead of your engine run's.")
 @click.option("--mbu", metavar="F", help="Memory-bandwidth efficiency instead of your run's.")
+@click.option(
+    "--efficiencies",
+    metavar="FROM",
+    help="auto (your latest engine run on this GPU, else defaults), defaults, or run:ID.",
+)
 @db_option("Database whose latest engine run gives the efficiencies.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (or list).")
 def kv(
@@ -65,6 +70,7 @@ def kv(
     slo_tpot: str | None,
     mfu: str | None,
     mbu: str | None,
+    efficiencies: str | None,
     db_path: Path | None,
     as_json: bool,
 ) -> None:
@@ -94,9 +100,10 @@ def kv(
     adds roofline times: TTFT for a --prompt, TPOT for --requests sequences at --seq,
     and with --slo-tpot the largest batch that meets it; compute runs at the spec
     sheet's FLOP/s x MFU, memory at its bandwidth x MBU. The efficiencies come from
-    your latest `kvdrill engine run` (prefill's MFU, batch-1 decode's MBU), else from
-    stated defaults; --mfu and --mbu override them. Communication between GPUs is left
-    out.
+    your latest `kvdrill engine run` on that same GPU (prefill's MFU, batch-1 decode's
+    MBU; a run on another device is never used), else from stated defaults, and the
+    output says which; --efficiencies defaults or run:ID chooses, --mfu and --mbu
+    override them. Communication between GPUs is left out.
 
     \b
     With --gpu, --json adds serving: gpu {key, name, bf16_dense_flops_per_s,
@@ -108,7 +115,7 @@ def kv(
       ttft_bound, batch, tpot_s, tpot_bound, tokens_per_s, slo_tpot_s, slo_batch,
       slo_limited_by}; times in seconds, a bound is "compute" or "memory".
     """
-    serving_options = [tp, weights_dtype, prompt, slo_tpot, mfu, mbu, db_path]
+    serving_options = [tp, weights_dtype, prompt, slo_tpot, mfu, mbu, efficiencies, db_path]
     if list_presets:
         others: list[object] = [preset, config_path, layers, kv_heads, head_dim, seq, dtype]
         others += [reserve, gpu, *serving_options]
@@ -128,7 +135,9 @@ def kv(
         reserve=None if reserve is None else kvmath.parse_count(reserve, "--reserve"),
         ignore_window=ignore_window,
     )
-    latency = latency or any(v is not None for v in (prompt, slo_tpot, mfu, mbu, db_path))
+    latency = latency or any(
+        v is not None for v in (prompt, slo_tpot, mfu, mbu, efficiencies, db_path)
+    )
     if gpu is None and (latency or tp is not None or weights_dtype is not None):
         raise _UsageError("--tp, --weights-dtype and --latency size a deployment: add --gpu NAME")
     serving = None
@@ -136,8 +145,9 @@ def kv(
         from drill.commands.kv_serving import serving_estimate
 
         serving = serving_estimate(
-            shape, estimate, gpu, tp, weights_dtype, latency, prompt, slo_tpot, mfu, mbu, db_path
-        )
+            shape, estimate, gpu, tp, weights_dtype, latency, prompt, slo_tpot, mfu, mbu, db_path,
+            efficiencies,
+        )  # fmt: skip
     if as_json:
         out = estimate_json(estimate)
         if serving is not None:

@@ -1,12 +1,13 @@
 """`kvdrill kv --gpu`: the serving calculator's options, its efficiencies and its output.
 
 The maths is drill.serving.estimates's; this reads the options, finds the efficiencies (the latest
-stored engine run, unless --mfu/--mbu say otherwise, else drill.serving.estimates's defaults) and
-prints. The database is opened only with --latency, read-only, and only if it exists.
+stored engine run on the same GPU, or the run --efficiencies names, unless --mfu/--mbu say
+otherwise, else drill.serving.estimates's defaults) and prints. The database is opened only with --latency, read-only, and only if it exists.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from drill.errors import ConfigError
 from drill.quantities.units import AnswerError, format_bytes, format_quantity, parse_answer
 from drill.serving import estimates as serving
 from drill.serving import kvmath
-from drill.serving.gpus import GpuSpec, gpu_named
+from drill.serving.gpus import GpuSpec, gpu_for_device, gpu_named
 
 
 @dataclass(frozen=True)
@@ -185,21 +186,80 @@ def _seconds(text: str) -> float:
     return value.value
 
 
-def stored_efficiencies(db_path: Path | None) -> serving.Efficiencies:
-    """The latest engine run's efficiencies, or the defaults when there is no database."""
+def _efficiency_choice(text: str | None) -> int | str:
+    """--efficiencies: "auto" (the default), "defaults", or a run as run:ID (or ID)."""
+    if text is None or text.strip().lower() == "auto":
+        return "auto"
+    cleaned = text.strip().lower()
+    if cleaned == "defaults":
+        return "defaults"
+    number = cleaned.removeprefix("run:").strip()
+    if not number.isdigit() or int(number) < 1:
+        raise ConfigError(
+            f"--efficiencies must be auto, defaults or run:ID (a stored engine run), got {text!r}"
+        )
+    return int(number)
+
+
+def stored_efficiencies(
+    db_path: Path | None, gpu: GpuSpec, choice_text: str | None = None
+) -> serving.Efficiencies:
+    """The efficiencies for `gpu`: by default those of the latest stored engine run on that
+    GPU, else the defaults (a run on another device is never borrowed); --efficiencies
+    picks the defaults or one run by id. The database is read only when it exists."""
     from drill.paths import default_db_path
 
+    choice = _efficiency_choice(choice_text)
+    if choice == "defaults":
+        return serving.default_efficiencies("as --efficiencies asked")
     path = db_path or default_db_path()
     if not path.is_file() or path.stat().st_size == 0:
+        if isinstance(choice, int):
+            raise ConfigError(f"no engine run {choice} is stored: there is no database at {path}")
         return serving.DEFAULTS
     from drill.commands.options import open_database
-    from drill.storage.engine_runs import latest_engine_run
+    from drill.storage.engine_runs import engine_run_by_id, engine_run_index
 
     db = open_database(path, write=False)
     try:
-        return serving.efficiencies_from_run(latest_engine_run(db))
+        if isinstance(choice, int):
+            return _chosen_run(engine_run_by_id(db, choice), choice, gpu, engine_run_index(db))
+        index = engine_run_index(db)
+        for run_id, device in index:
+            if device is None or gpu_for_device(device) != gpu:
+                continue
+            run = engine_run_by_id(db, run_id)
+            if run is not None and serving.run_is_on(run, gpu):
+                eff = serving.efficiencies_from_run(run, run_id)
+                if eff is not serving.DEFAULTS:
+                    return eff
     finally:
         db.conn.close()
+    if not index:
+        return serving.DEFAULTS
+    others = ", ".join(dict.fromkeys(str(device) for _, device in index))
+    return serving.default_efficiencies(
+        f"none of your engine runs measured the {gpu.name}; they measured {others}, "
+        "and one device's efficiencies say nothing about another"
+    )
+
+
+def _chosen_run(
+    run: dict[str, Any] | None, run_id: int, gpu: GpuSpec, index: list[tuple[int, str | None]]
+) -> serving.Efficiencies:
+    if run is None:
+        ids = ", ".join(str(i) for i, _ in sorted(index)) or "none"
+        raise ConfigError(f"no engine run {run_id} is stored (stored runs: {ids})")
+    eff = serving.efficiencies_from_run(run, run_id)
+    if eff is serving.DEFAULTS:
+        raise ConfigError(
+            f"engine run {run_id} has no prefill and decode measurements to take efficiencies from"
+        )
+    if serving.run_is_on(run, gpu):
+        return eff
+    return dataclasses.replace(
+        eff, source=f"{eff.source}; not the {gpu.name}, but --efficiencies chose it"
+    )
 
 
 def serving_estimate(
@@ -214,6 +274,7 @@ def serving_estimate(
     mfu_text: str | None,
     mbu_text: str | None,
     db_path: Path | None,
+    efficiencies_text: str | None = None,
 ) -> ServingReport:
     """The per-GPU figures for `kvdrill kv --gpu`, from its options."""
     gpu = gpu_named(gpu_name)
@@ -226,7 +287,7 @@ def serving_estimate(
     if mfu is not None and mbu is not None:
         eff = serving.Efficiencies(mfu, mbu, "--mfu and --mbu")
     else:
-        eff = stored_efficiencies(db_path)
+        eff = stored_efficiencies(db_path, gpu, efficiencies_text)
         if mfu is not None or mbu is not None:
             eff = serving.Efficiencies(
                 eff.mfu if mfu is None else mfu,

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drill.errors import ConfigError
-from drill.serving.gpus import GpuSpec
+from drill.serving.gpus import GpuSpec, gpu_for_device
 from drill.serving.kvmath import ModelShape, dtype_bytes, kv_estimate
 
 MEMORY_PERCENT = 90  # of a GPU's memory that the weights and the KV cache may use
@@ -60,15 +60,26 @@ class Efficiencies:
                 raise ConfigError(f"{name.upper()} must be above 0 and at most 1, got {value}")
 
 
-DEFAULTS = Efficiencies(
-    DEFAULT_MFU, DEFAULT_MBU, "defaults: typical of a tuned server (no engine run stored)"
-)
+def default_efficiencies(why: str) -> Efficiencies:
+    """The stated defaults, saying `why` they are used."""
+    return Efficiencies(DEFAULT_MFU, DEFAULT_MBU, f"defaults typical of a tuned server ({why})")
 
 
-def efficiencies_from_run(run: Mapping[str, Any] | None) -> Efficiencies:
+DEFAULTS = default_efficiencies("no engine run stored")
+
+
+def run_is_on(run: Mapping[str, Any], gpu: GpuSpec) -> bool:
+    """Whether a stored engine run measured `gpu`: a CUDA run whose device name is that
+    GPU of the table. Efficiencies measured on one device say nothing about another."""
+    name = run.get("device_name")
+    return run.get("device") == "cuda" and isinstance(name, str) and gpu_for_device(name) == gpu
+
+
+def efficiencies_from_run(run: Mapping[str, Any] | None, run_id: int | None = None) -> Efficiencies:
     """MFU from prefill at the longest prompt and MBU from batch-1 decode at the shortest
     context of a stored engine run: against the spec sheet where the run's GPU has one,
-    else against the peaks the run measured. DEFAULTS without a usable run."""
+    else against the peaks the run measured. DEFAULTS without a usable run. Which device
+    the run measured is the caller's business (`run_is_on`)."""
     if run is None:
         return DEFAULTS
     try:
@@ -86,8 +97,9 @@ def efficiencies_from_run(run: Mapping[str, Any] | None) -> Efficiencies:
         device = run["device_name"]
     except (KeyError, TypeError, ValueError):
         return DEFAULTS
+    number = "" if run_id is None else f" {run_id}"
     source = (
-        f"your engine run{' of ' + when if when else ''} on {device}: prefill of "
+        f"your engine run{number}{' of ' + when if when else ''} on {device}: prefill of "
         f"{prefill['prompt_len']:,} tokens and decode at context {decode['context_len']:,}, "
         f"{against}"
     )

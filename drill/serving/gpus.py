@@ -80,17 +80,25 @@ GPU_SPECS: tuple[GpuSpec, ...] = (
 )
 
 
-def spec_for(device_name: str) -> dict | None:
-    """Spec-sheet figures for a recognised GPU name, or None."""
+def gpu_for_device(device_name: str) -> GpuSpec | None:
+    """The table's GPU that a device name (torch.cuda.get_device_name()) is, or None."""
     for spec in GPU_SPECS:
         if re.search(spec.pattern, device_name, flags=re.IGNORECASE):
-            return {
-                "name": spec.name,
-                "bf16_dense_flops_per_s": spec.flops_per_s,
-                "hbm_bytes_per_s": spec.bytes_per_s,
-                "memory_bytes": spec.memory_bytes,
-            }
+            return spec
     return None
+
+
+def spec_for(device_name: str) -> dict | None:
+    """Spec-sheet figures for a recognised GPU name, or None."""
+    spec = gpu_for_device(device_name)
+    if spec is None:
+        return None
+    return {
+        "name": spec.name,
+        "bf16_dense_flops_per_s": spec.flops_per_s,
+        "hbm_bytes_per_s": spec.bytes_per_s,
+        "memory_bytes": spec.memory_bytes,
+    }
 
 
 def gpu_named(name: str) -> GpuSpec:

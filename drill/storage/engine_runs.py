@@ -43,9 +43,25 @@ def latest_engine_run(db) -> dict[str, Any] | None:
     row = db.conn.execute(
         "SELECT id, result FROM engine_runs ORDER BY created_at DESC, id DESC LIMIT 1"
     ).fetchone()
-    if row is None:
-        return None
-    run_id, text = row
+    return None if row is None else _result(*row)
+
+
+def engine_run_index(db) -> list[tuple[int, str | None]]:
+    """(id, device name) of every stored run, newest first; no result is parsed, so this
+    stays cheap however many runs are stored."""
+    rows = db.conn.execute(
+        "SELECT id, device FROM engine_runs ORDER BY created_at DESC, id DESC"
+    ).fetchall()
+    return [(int(run_id), device) for run_id, device in rows]
+
+
+def engine_run_by_id(db, run_id: int) -> dict[str, Any] | None:
+    """Run `run_id`'s result object, or None when no run has that id."""
+    row = db.conn.execute("SELECT id, result FROM engine_runs WHERE id = ?", (run_id,)).fetchone()
+    return None if row is None else _result(*row)
+
+
+def _result(run_id: int, text: str) -> dict[str, Any]:
     try:
         result = json.loads(text)
     except (TypeError, ValueError):
