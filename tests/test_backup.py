@@ -99,7 +99,7 @@ def test_a_bad_keep_setting_is_one_line(tmp_path, monkeypatch):
 def test_a_migration_is_preceded_by_a_backup_of_the_old_schema(tmp_path):
     path = unmarked_v1(tmp_path / "k.db", 1)
     db = open_db(path, now=datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc))
-    assert db.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 7
+    assert db.execute("pragma user_version").fetchone()[0] == SCHEMA_VERSION == 8
     assert db.execute("pragma application_id").fetchone()[0] == APPLICATION_ID
     db.conn.close()
     copy = tmp_path / "backups" / "k.db-20261120-090000-migration.db"
@@ -196,7 +196,7 @@ def _bad_copies(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "empty": (empty, f"{empty} is empty, not a kvdrill backup"),
         "foreign": (theirs, f"{theirs} is not a kvdrill database (tables notes); left "
                              "untouched. Use another --db path for kvdrill's own file."),
-        "newer": (newer, f"{newer} was written by a newer kvdrill (schema 8, this one knows 7)"),
+        "newer": (newer, f"{newer} was written by a newer kvdrill (schema 9, this one knows 8)"),
         "damaged": (damaged, f"{damaged} is damaged"),
         "missing": (tmp_path / "nope.db", f"no file at {tmp_path / 'nope.db'}"),
     }  # fmt: skip
@@ -239,7 +239,7 @@ def test_check_copy_summarises_a_sound_copy(tmp_path):
     quiz_on(db, 20)
     summary = check_copy(db)
     assert (summary.schema_version, summary.cards, summary.reviews, summary.last_review) == (
-        7, 1, 1, "2026-11-20T09:00:00.000000+00:00")  # fmt: skip
+        8, 1, 1, "2026-11-20T09:00:00.000000+00:00")  # fmt: skip
     with pytest.raises(StoreError, match="is empty, not a kvdrill backup"):
         (tmp_path / "e.db").write_bytes(b"")
         check_copy(tmp_path / "e.db")
@@ -272,7 +272,7 @@ def test_doctor_on_a_healthy_database(tmp_path):
     assert result.output.splitlines() == [
         f"Database  {db}",
         f"Size      {size:,} bytes (write-ahead log {wal:,})",
-        "Kind      kvdrill, schema 7",
+        "Kind      kvdrill, schema 8",
         "Integrity ok",
         "Holds     2 cards, 2 reviews, 2 sessions, 0 engine_runs",
         "Backups   1; newest k.db-20261121-090000-daily.db (today)",

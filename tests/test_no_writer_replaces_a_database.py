@@ -407,7 +407,7 @@ def test_restore_leaves_a_database_of_a_newer_kvdrill(tmp_path):
     before = sha(db)
     line = one_line_error(run("restore", copy, "--db", db))
     assert line == (
-        f"Error: {db} was written by a newer kvdrill (schema 9, this one knows 7); left "
+        f"Error: {db} was written by a newer kvdrill (schema 9, this one knows 8); left "
         "untouched. Restore with that kvdrill, or move the file away first"
     )
     assert sha(db) == before

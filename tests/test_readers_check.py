@@ -177,7 +177,7 @@ def test_a_reader_never_upgrades_an_older_schema(tmp_path):
         )
         assert result.exit_code == 1, args
         assert result.output == (
-            f"Error: {path} has schema 1, older than this kvdrill's 7; a command that only "
+            f"Error: {path} has schema 1, older than this kvdrill's 8; a command that only "
             f"reads leaves it as it is. `kvdrill doctor --repair --db {path}` upgrades it "
             "(after a backup)\n"
         ), args

@@ -285,14 +285,14 @@ def test_a_database_from_before_the_mark_is_upgraded_and_marked_after_a_backup(t
     # a command that only reads does not upgrade it
     line = one_line_error(run("stats", "--db", path, "--now", NOW))
     assert line == (
-        f"Error: {path} has schema 2, older than this kvdrill's 7; a command that only reads "
+        f"Error: {path} has schema 2, older than this kvdrill's 8; a command that only reads "
         f"leaves it as it is. `kvdrill doctor --repair --db {path}` upgrades it (after a backup)"
     )
     assert sha(path) == before and not (tmp_path / "backups").exists()
     assert run("doctor", "--repair", "--db", path, "--now", NOW).exit_code == 0
     conn = sqlite3.connect(path)
     assert conn.execute("pragma application_id").fetchone()[0] == APPLICATION_ID
-    assert conn.execute("pragma user_version").fetchone()[0] == 7
+    assert conn.execute("pragma user_version").fetchone()[0] == 8
     assert conn.execute("select id from reviews").fetchall() == [("r1",)]
     conn.close()
     (copy,) = (tmp_path / "backups").iterdir()

@@ -8,6 +8,7 @@ Tables
 - settings: `kvdrill config` values that differ from their defaults.
 - interviews, interview_answers: what a mock interview's report needs beyond its
   session and reviews (migration m007).
+- probe_runs: stored `kvdrill engine probe` results (JSON), beside engine_runs (m008).
 - question_counts: per question, how many reviews and how many right, kept by a
   trigger on every insert into reviews, and on the delete of a review the quiz's undo
   takes back.
@@ -28,7 +29,7 @@ from drill.storage.files import APPLICATION_ID
 from drill.storage.sqlite_library import Database, Migrations
 
 # Bump with every migration appended below; it is written to PRAGMA user_version.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 migrations = Migrations("kvdrill")
 
@@ -233,6 +234,19 @@ def m007_interview_reports(db: Database) -> None:
         "create index if not exists idx_interview_answers_session"
         " on interview_answers (session_id, number)"
     )
+
+
+@migrations()
+def m008_probe_runs(db: Database) -> None:
+    """Stored `kvdrill engine probe` runs: a serving endpoint measured from outside (TTFT,
+    TPOT, ITL, throughput, goodput). Kept apart from engine_runs, which the calculator and
+    the quiz read as this machine's own measurement. The URL is kept without credentials
+    or query; the API key never reaches the database."""
+    db.execute(
+        "create table if not exists probe_runs (id integer primary key, created_at text"
+        " not null, url text not null, model text, result text not null)"
+    )
+
 
 def database_kind(conn: sqlite3.Connection, path: Path) -> str:
     """'kvdrill', 'unmarked' (a kvdrill database from before the application id) or 'blank'.
