@@ -47,7 +47,7 @@ RESULT_JSON_HELP = """
 
 @click.group()
 def engine() -> None:
-    """Measure prefill vs decode on this machine (needs torch)."""
+    """Measure prefill vs decode on this machine (needs torch), or probe a serving engine."""
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -204,3 +204,10 @@ def show_cmd(as_json: bool, html_path: Path | None, db_path: Path | None) -> Non
             "run `kvdrill engine run` again (`engine show --json` prints it as stored)"
         ) from None
     click.echo(text, nl=False)
+
+
+# a serving engine timed from outside (httpx, loaded only when a probe runs)
+from drill.commands.engine_probe import probe_cmd, probes_cmd  # noqa: E402
+
+engine.add_command(probe_cmd)
+engine.add_command(probes_cmd)
