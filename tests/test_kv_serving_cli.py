@@ -20,6 +20,7 @@ def test_llama_3_70b_on_four_h100s_with_stated_efficiencies():
     result = run(*LLAMA_TP4, "--latency", "--slo-tpot", "50ms", "--mfu", "0.5", "--mbu", "80%")
     assert result.exit_code == 0, result.output
     assert result.output.split("\n\n")[1].splitlines() == [
+        "params      70,600,000,000 (70.6B), as its authors publish it",
         "per GPU     H100 SXM (989 TFLOP/s bf16, 3.35 TB/s, 80 GiB) x 4, tensor parallel",
         "weights     35,300,000,000 bytes (32.9 GiB): 70,600,000,000 params x 2 bytes / 4",
         "KV cache    2 of 8 KV heads per GPU: 81,920 bytes per token, 671,088,640 bytes "
@@ -94,7 +95,7 @@ def test_a_stored_cpu_run_is_not_applied_to_an_h100(tmp_path):
     _store(db, CPU_RUN)
     result = run(*LLAMA_TP4, "--latency", "--db", str(db))
     assert result.exit_code == 0, result.output
-    assert result.output.split("\n\n")[1].splitlines()[5:8] == [
+    assert result.output.split("\n\n")[1].splitlines()[6:9] == [
         "efficiency  MFU 50%, MBU 70% of the spec sheet, from defaults typical of a tuned server "
         "(none of your engine runs measured the H100 SXM; they measured AMD EPYC 7B13, and one "
         "device's efficiencies say nothing about another)",
@@ -162,7 +163,8 @@ def test_options_that_need_a_gpu_say_so():
         result = run("--preset", "llama-3-70b", "--seq", "8192", *extra)
         assert result.exit_code == 2
         assert result.output == (
-            "Error: --tp, --weights-dtype and --latency size a deployment: add --gpu NAME\n"
+            "Error: --tp, --weights-dtype, --params and --latency size a deployment: "
+            "add --gpu NAME\n"
         )
 
 

@@ -181,12 +181,13 @@ def test_a_run_without_a_date_is_named_without_one():
     )
 
 
-def test_a_shape_without_a_parameter_count_asks_for_a_preset():
+def test_a_shape_without_a_parameter_count_asks_for_one():
     moe_no_total = ModelShape("m", "typed by hand", 4, 8, 8, 64, dtype="bf16", active_params=10**9)
     with pytest.raises(ConfigError) as refused:
         memory_per_gpu(moe_no_total, H100, tp=1, seq_len=1024)
     assert str(refused.value) == (
-        "typed by hand has no parameter count; --gpu needs a preset (`kvdrill kv --list-presets`)"
+        "typed by hand has no parameter count; give it with --params N (e.g. 8.03B), "
+        "or use a preset"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -33,8 +34,13 @@ class _UsageError(click.ClickException):
 @click.option("--reserve", metavar="N", help="Tokens reserved per request, to show the waste.")
 @click.option("--ignore-window", is_flag=True, help="Count every layer at full length.")
 @click.option("--list-presets", is_flag=True, help="List the model presets.")
+@click.option("--list-gpus", is_flag=True, help="List the GPUs --gpu takes, with their figures.")
 @click.option("--gpu", metavar="NAME", help="Per-GPU figures on this GPU (h100, a100-80gb, ...).")
 @click.option("--tp", metavar="N", help="Tensor-parallel GPUs (with --gpu; default 1).")
+@click.option("--params", metavar="N", help="Parameters in all (8.03B), instead of the model's.")
+@click.option(
+    "--active-params", metavar="N", help="Parameters one token passes through (mixture of experts)."
+)
 @click.option("--weights-dtype", metavar="D", help="Dtype of the weights (default: the model's).")
 @click.option("--latency", is_flag=True, help="Also TTFT, TPOT and the SLO batch (with --gpu).")
 @click.option("--prompt", metavar="N", help="Prompt tokens for TTFT (default: --seq).")
@@ -62,8 +68,11 @@ def kv(
     reserve: str | None,
     ignore_window: bool,
     list_presets: bool,
+    list_gpus: bool,
     gpu: str | None,
     tp: str | None,
+    params: str | None,
+    active_params: str | None,
     weights_dtype: str | None,
     latency: bool,
     prompt: str | None,
@@ -87,11 +96,17 @@ def kv(
       windowed layer, seq_len when no window applies), seq_len, requests, dtype,
       dtype_bytes, formula, notes (list of strings), shape (the model fields used:
       name, display_name, layers, q_heads, kv_heads, head_dim, hidden, dtype, params,
-      sliding_window, window_layers, kv_lora_rank, qk_rope_head_dim, source), and with
+      sliding_window, window_layers, kv_lora_rank, qk_rope_head_dim, source,
+      active_params, params_source), and with
       --reserve: reserve_tokens, reserved_bytes, waste_fraction (0..1).
     With --list-presets, --json prints a list of shape objects, each with
     bytes_per_token at the model's own dtype. Presets of mixture-of-experts models add
-    active_params to their shape.
+    active_params to their shape. With --list-gpus, --json prints a list of {key, name,
+    bf16_dense_flops_per_s, hbm_bytes_per_s, memory_bytes}.
+
+    A config.json's parameter count (total, and active for a mixture of experts) is
+    worked out from its shapes (attention, MLP or experts, embeddings; norms and biases
+    left out); --params N (8.03B) and --active-params N override any model's.
 
     --gpu NAME [--tp N] sizes a tensor-parallel deployment, per GPU, from the GPU's
     spec sheet: weights (params x weight bytes / tp), the KV cache (kv_heads / tp heads
@@ -107,7 +122,8 @@ def kv(
 
     \b
     With --gpu, --json adds serving: gpu {key, name, bf16_dense_flops_per_s,
-      hbm_bytes_per_s, memory_bytes}, tp, seq_len, weights_dtype_bytes,
+      hbm_bytes_per_s, memory_bytes}, params, active_params, params_source (how the
+      count was found), tp, seq_len, weights_dtype_bytes,
       weight_bytes_per_gpu, kv_heads_per_gpu (null for MLA), kv_replicas,
       kv_bytes_per_token_per_gpu, kv_bytes_per_sequence_per_gpu,
       usable_bytes_per_gpu, kv_budget_bytes_per_gpu, max_sequences, and with
@@ -116,15 +132,30 @@ def kv(
       slo_limited_by}; times in seconds, a bound is "compute" or "memory".
     """
     serving_options = [tp, weights_dtype, prompt, slo_tpot, mfu, mbu, efficiencies, db_path]
-    if list_presets:
+    serving_options += [params, active_params]
+    if list_presets or list_gpus:
+        listing = "--list-presets" if list_presets else "--list-gpus"
         others: list[object] = [preset, config_path, layers, kv_heads, head_dim, seq, dtype]
         others += [reserve, gpu, *serving_options]
-        if any(v is not None for v in others) or requests != "1" or ignore_window or latency:
-            raise _UsageError("--list-presets takes no other option except --json")
-        _print_presets(kvmath.load_presets(), as_json)
+        if (
+            any(v is not None for v in others)
+            or requests != "1"
+            or ignore_window
+            or latency
+            or (list_presets and list_gpus)
+        ):
+            raise _UsageError(f"{listing} takes no other option except --json")
+        if list_presets:
+            _print_presets(kvmath.load_presets(), as_json)
+        else:
+            _print_gpus(as_json)
         return
 
     shape, dtype = _shape_from_options(preset, config_path, layers, kv_heads, head_dim, dtype)
+    if gpu is not None and (params is not None or active_params is not None):
+        from drill.commands.kv_serving import with_params
+
+        shape = with_params(shape, params, active_params)
     if seq is None:
         raise _UsageError("missing --seq N, the live tokens per request")
     estimate = kvmath.kv_estimate(
@@ -138,8 +169,11 @@ def kv(
     latency = latency or any(
         v is not None for v in (prompt, slo_tpot, mfu, mbu, efficiencies, db_path)
     )
-    if gpu is None and (latency or tp is not None or weights_dtype is not None):
-        raise _UsageError("--tp, --weights-dtype and --latency size a deployment: add --gpu NAME")
+    sizing = (tp, weights_dtype, params, active_params)
+    if gpu is None and (latency or any(v is not None for v in sizing)):
+        raise _UsageError(
+            "--tp, --weights-dtype, --params and --latency size a deployment: add --gpu NAME"
+        )
     serving = None
     if gpu is not None:
         from drill.commands.kv_serving import serving_estimate
@@ -264,6 +298,43 @@ def render_estimate(e: kvmath.KvEstimate) -> str:
     return "\n".join(lines)
 
 
+def _print_gpus(as_json: bool) -> None:
+    from drill.serving.gpus import GPU_SPECS, gpu_figure
+
+    if as_json:
+        rows = [
+            {
+                "key": g.key,
+                "name": g.name,
+                "bf16_dense_flops_per_s": g.flops_per_s,
+                "hbm_bytes_per_s": g.bytes_per_s,
+                "memory_bytes": g.memory_bytes,
+            }
+            for g in GPU_SPECS
+        ]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    table: list[tuple[str, ...]] = [("name", "GPU", "memory", "bandwidth", "bf16 dense")]
+    table += [
+        (g.key, g.name, *(gpu_figure(g, f) for f in ("memory", "bandwidth", "flops")))
+        for g in GPU_SPECS
+    ]
+    _print_table(table, right=(2, 3, 4))
+    click.echo(
+        "(spec-sheet figures: memory in GiB, bandwidth in 10^12 bytes/s, FLOP/s without sparsity)"
+    )
+
+
+def _print_table(table: Sequence[Sequence[str]], right: tuple[int, ...] = ()) -> None:
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        cells = [
+            cell.rjust(w) if i in right else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        click.echo("  ".join(cells).rstrip())
+
+
 def _print_presets(presets: dict[str, kvmath.ModelShape], as_json: bool) -> None:
     per_token = {
         name: kvmath.kv_estimate(shape, 1).bytes_per_token for name, shape in presets.items()
@@ -290,6 +361,4 @@ def _print_presets(presets: dict[str, kvmath.ModelShape], as_json: bool) -> None
             s.dtype or "", format_bytes(per_token[name]),
             f"{s.params / 1e9:.3g}B" if s.params else "", attention,
         ))  # fmt: skip
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    _print_table(table)

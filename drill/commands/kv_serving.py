@@ -48,6 +48,9 @@ class ServingReport:
                 "hbm_bytes_per_s": self.gpu.bytes_per_s,
                 "memory_bytes": self.gpu.memory_bytes,
             },
+            "params": self.shape.params,
+            "active_params": self.shape.active,
+            "params_source": self.shape.params_source,
             "tp": m.tp,
             "seq_len": m.seq_len,
             "weights_dtype_bytes": m.weight_width,
@@ -89,6 +92,7 @@ class ServingReport:
         )
         width = format_quantity(m.weight_width, None)
         rows = [
+            ("params", _params_line(s)),
             ("per GPU", f"{g.name} ({_flops(g.flops_per_s)} bf16, {_rate(g.bytes_per_s)}, "
                         f"{format_bytes(g.memory_bytes)}) x {m.tp}, tensor parallel"),
             ("weights", f"{_bytes(m.weight_bytes)}: {s.params:,} params x {width} bytes / {m.tp}"),
@@ -122,6 +126,66 @@ class ServingReport:
 
 def _bytes(n: int) -> str:
     return f"{n:,} bytes ({format_bytes(n)})"
+
+
+def _billions(n: int) -> str:
+    return f"{n:,} ({n / 1e9:.3g}B)"
+
+
+def _params_line(s: kvmath.ModelShape) -> str:
+    """The parameter count, the active one for a mixture of experts, and where it came from."""
+    line = _billions(s.params or 0)
+    if s.active_params is not None:
+        line += f" in all, {_billions(s.active_params)} active per token"
+    return f"{line}, {s.params_source}" if s.params_source else line
+
+
+def with_params(
+    shape: kvmath.ModelShape, params_text: str | None, active_text: str | None
+) -> kvmath.ModelShape:
+    """`shape` with --params (the total) and --active-params (a mixture of experts' share
+    per token) in place of its own counts. --params alone keeps the shape's active count
+    where it is below the new total, and makes the model dense otherwise."""
+    if params_text is None and active_text is None:
+        return shape
+    params = shape.params if params_text is None else parse_param_count(params_text, "--params")
+    if params is None:
+        raise ConfigError("--active-params needs the total too: add --params N")
+    if active_text is not None:
+        active: int | None = parse_param_count(active_text, "--active-params")
+        if active is not None and active > params:
+            raise ConfigError(
+                f"--active-params ({active:,}) is more than the {params:,} parameters in all"
+            )
+    else:
+        active = shape.active_params
+        if active is not None and active > params:
+            active = None
+    given = [flag for flag, text in (("--params", params_text), ("--active-params", active_text))
+             if text is not None]  # fmt: skip
+    return dataclasses.replace(
+        shape, params=params, active_params=active, params_source=f"as {' and '.join(given)} said"
+    )
+
+
+_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
+
+
+def parse_param_count(text: str, name: str) -> int:
+    """A parameter count as people write it: 8030000000, 8,030,000,000, 8.03B, 46.7e9, 70600M."""
+    cleaned = text.strip().replace(",", "").replace("_", "").lower()
+    suffix = cleaned[-1:] if cleaned[-1:] in _SUFFIXES else ""
+    number = cleaned[: len(cleaned) - len(suffix)]
+    try:
+        value = float(number) * _SUFFIXES[suffix]
+    except ValueError:
+        value = float("nan")
+    if not value >= 1 or value > 10**15:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise ConfigError(
+            f"{name} must be a parameter count such as 8.03B or 7240000000, got {shown!r}"
+        )
+    return round(value)
 
 
 def _flops(value: float) -> str:

@@ -126,9 +126,10 @@ class Memory:
 def _params(shape: ModelShape) -> tuple[int, int]:
     """(all parameters, those one token passes through)."""
     if shape.params is None or shape.active is None:
+        why = f" ({shape.params_source})" if shape.params_source else ""
         raise ConfigError(
-            f"{shape.display_name} has no parameter count; --gpu needs a preset "
-            "(`kvdrill kv --list-presets`)"
+            f"{shape.display_name} has no parameter count{why}; give it with --params N "
+            "(e.g. 8.03B), or use a preset"
         )
     return shape.params, shape.active
 

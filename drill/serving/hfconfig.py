@@ -9,7 +9,8 @@ true; ChatGLM's multi_query_group_num; MPT's and DBRX's attn_config; none of the
 many as the query heads), head_dim or kv_channels (wins over width / heads), the width
 (hidden_size, n_embd, n_embed, d_model), torch_dtype (or dtype), sliding_window with the
 switches configs carry (use_sliding_window, layer_types, sliding_window_pattern,
-max_window_layers), and the MLA fields kv_lora_rank / qk_rope_head_dim. A multimodal
+max_window_layers), and the MLA fields kv_lora_rank / qk_rope_head_dim; the parameter count
+from the shapes (drill.serving.param_count), or why there is none. A multimodal
 config's language model is read from text_config. A missing count names the fields
 looked for; an encoder-decoder model is refused. A file over MAX_CONFIG_BYTES (4 MiB;
 real ones are a few KiB) is refused without reading it all.
@@ -22,6 +23,7 @@ from pathlib import Path
 from drill.errors import ConfigError
 from drill.json_input import JSONInputError, parse_json
 from drill.serving.kvmath import ModelShape, canonical_dtype, check_count
+from drill.serving.param_count import count_params
 from drill.text import printable
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -49,8 +51,9 @@ def shape_from_config(path: str | Path) -> ModelShape:
         raise ConfigError(f"{path} is not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object, not a {type(data).__name__}")
+    # named by the config itself (its folder is often just "configs" or a snapshot hash);
     # the name is printed: a file may not put escape sequences on the user's terminal
-    name = printable(str(data.get("_name_or_path") or path.parent.name or path.stem))
+    name = printable(str(data.get("_name_or_path") or data.get("model_type") or path.stem))
     try:
         return shape_from_config_dict(data, name=name, source=str(path))
     except ConfigError as exc:
@@ -174,9 +177,12 @@ def _language_model(d: dict) -> dict:
     if not isinstance(nested, dict) or any(d.get(name) is not None for name in LAYER_FIELDS):
         return d
     outer_dtype = d.get("torch_dtype") or d.get("dtype")
+    outer_tie = d.get("tie_word_embeddings")
     d = dict(nested)
     if d.get("torch_dtype") is None and d.get("dtype") is None:
         d["torch_dtype"] = outer_dtype
+    if d.get("tie_word_embeddings") is None:
+        d["tie_word_embeddings"] = outer_tie
     return d
 
 
@@ -248,6 +254,13 @@ def _shape(d: dict, name: str, source: str) -> ModelShape:
         except ConfigError as exc:
             raise ConfigError(f"torch_dtype: {exc}") from None
     window, window_layers = _window_from_config(d, layers)
+    try:
+        count = count_params(
+            d, layers=layers, q_heads=q_heads, kv_heads=kv_heads, head_dim=head_dim, hidden=hidden
+        )
+        params, active, how = count.total, count.active, count.how
+    except ConfigError as exc:  # the KV cache does not need it; --gpu says why it is missing
+        params, active, how = None, None, str(exc)
     return ModelShape(
         name=name,
         display_name=name,
@@ -262,6 +275,9 @@ def _shape(d: dict, name: str, source: str) -> ModelShape:
         kv_lora_rank=kv_lora_rank,
         qk_rope_head_dim=qk_rope,
         source=source,
+        params=params,
+        active_params=active,
+        params_source=how,
     )
 
 

@@ -198,7 +198,8 @@ class ModelShape:
     parameter count; `q_heads`, `hidden` and `params` may be None for a shape typed
     by hand or read from a config that lacks them. `active_params`, set only for a
     mixture-of-experts model, is what one token passes through (`active` gives it for
-    any model).
+    any model). `params_source` says where the count came from (a config's shapes, --params),
+    or why there is none.
     """
 
     name: str
@@ -216,6 +217,7 @@ class ModelShape:
     qk_rope_head_dim: int | None = None
     source: str = ""
     active_params: int | None = None
+    params_source: str = ""  # how `params` was found, in words ("" for a preset: published)
 
     def __post_init__(self) -> None:
         for field in ("layers", "kv_heads", "head_dim"):
@@ -262,6 +264,7 @@ class ModelShape:
 
 # --- presets ----------------------------------------------------------------------
 
+PUBLISHED = "as its authors publish it"
 _PRESET_REQUIRED = (
     "display_name", "layers", "q_heads", "kv_heads", "head_dim", "hidden", "dtype", "params",
     "source",
@@ -294,7 +297,7 @@ def presets_from_mapping(data: Any, origin: str = "presets.yaml") -> dict[str, M
             fields["window_layers"] = fields["layers"]
         try:
             fields["dtype"] = canonical_dtype(fields["dtype"])
-            shapes[name] = ModelShape(name=name, **fields)
+            shapes[name] = ModelShape(name=name, params_source=PUBLISHED, **fields)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     return shapes
