@@ -108,6 +108,15 @@ class RunPlan:
     peak_repeats: int  # each peak kernel: at least this many timed calls
     peak_seconds: float  # ... and at least this much timed work
     cuda_graphs: bool = True  # capture decode steps as CUDA graphs on NVIDIA GPUs
+    # seconds of timed work that repeats of points other programs disturbed may spend
+    retry_seconds: float = 10.0
+
+    @property
+    def depth_layers(self) -> tuple[int, ...]:
+        """Blocks a batch-1 decode step runs through in the weight sweep: the bytes read
+        grow with the depth while the batch stays 1."""
+        layers = self.model.layers
+        return tuple(sorted({max(1, layers // 3), max(1, 2 * layers // 3), layers}))
 
     @property
     def matmul_shapes(self) -> tuple[tuple[int, int, int], ...]:
@@ -195,6 +204,7 @@ def plan_for(
             stream_bytes=1 * MiB,
             peak_repeats=2,
             peak_seconds=0.0,
+            retry_seconds=0.2,
         )
     quick = mode == "quick"
     if device_kind == "cuda":
@@ -216,6 +226,7 @@ def plan_for(
             stream_bytes=(1 if quick else 2) * GiB,
             peak_repeats=10 if quick else 30,
             peak_seconds=0.2 if quick else 0.5,
+            retry_seconds=5.0 if quick else 15.0,
         )
     if device_kind == "mps":
         return RunPlan(
@@ -233,13 +244,15 @@ def plan_for(
             stream_bytes=512 * MiB,
             peak_repeats=5 if quick else 15,
             peak_seconds=0.3 if quick else 0.8,
+            retry_seconds=8.0 if quick else 25.0,
         )
     if device_kind != "cpu":
         raise EngineError(f"unknown device kind {device_kind!r}")
     return RunPlan(
         mode=mode,
         model=CPU_MODEL,
-        prompt_lens=(128, 512) if quick else (64, 128, 256, 512, 1024),
+        # three prompt lengths at least, so the prefill trend is a fit, not a ratio
+        prompt_lens=(128, 256, 512) if quick else (64, 128, 256, 512, 1024),
         context_lens=(128, 1024) if quick else (128, 512, 1024, 2048),
         batch_sizes=(1, 2, 4, 8, 16, 32) if quick else (1, 2, 4, 8, 16, 32, 64),
         batch_context_len=128,
@@ -251,6 +264,7 @@ def plan_for(
         stream_bytes=512 * MiB,
         peak_repeats=3 if quick else 9,
         peak_seconds=0.4 if quick else 1.5,
+        retry_seconds=12.0 if quick else 40.0,
     )
 
 

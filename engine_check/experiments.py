@@ -1,9 +1,11 @@
 """The five experiments of an engine check: each point timed, with the FLOPs and bytes it
 counts (engine_check.roofline).
 
-(a) prefill: TTFT vs prompt length;
+(a) prefill: TTFT vs prompt length (the FLOPs grow, the weights read stay the same);
 (b) decode: TPOT vs context length at batch 1;
-(c) batch: TPOT vs batch size at a fixed context;
+(b') depth: a batch-1 decode step through the first k blocks (the bytes read grow, the
+     batch stays 1);
+(c) batch: TPOT vs batch size at a fixed context (the FLOPs grow, the bytes barely);
 (d) recompute: a cached decode step vs recomputing the whole prefix, by position;
 (e) kv: bytes of the allocated cache tensor against `drill.serving.kvmath.kv_cache_bytes`.
 
@@ -11,21 +13,26 @@ Rates, utilisations and roofline times depend on the peaks, which are settled on
 the experiments (engine_check.peaks), so engine_check.report derives them. The peaks
 measured before the experiments only decide which points are slow enough to time fewer
 times.
+
+Every point is timed under a meter of the other programs' CPU use, and timed again when
+they disturbed it (engine_check.contention.measure_steady); each row records the share
+and the tries beside its times.
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import torch
 
 from drill.serving.kvmath import kv_cache_bytes
 from engine_check import roofline
 from engine_check.config import RunPlan
+from engine_check.contention import CpuMeter, Meter, RetryBudget, SteadyTiming, measure_steady
 from engine_check.model import KVCache, Transformer, decode_step, forward_no_cache, prefill
-from engine_check.timing import DeviceTimer, Timing, measure
+from engine_check.timing import Timer
 
 # A point whose roofline time is above this is timed `slow_repeats` times, not `repeats`.
 SLOW_POINT_S = 0.5
@@ -36,13 +43,15 @@ class Bench:
     """Everything the experiments share."""
 
     model: Transformer
-    timer: DeviceTimer
+    timer: Timer
     plan: RunPlan
     dtype_bytes: int
     peak_flops_per_s: float
     peak_bytes_per_s: float
     tick: Callable[[str], None]  # reports that a point is about to be measured
     decode_runner: str = "eager"  # or "cuda_graph" once one capture has worked
+    new_meter: Callable[[], Meter] = CpuMeter
+    budget: RetryBudget = field(default_factory=lambda: RetryBudget(0.0))
 
     @property
     def cfg(self):
@@ -50,18 +59,18 @@ class Bench:
 
     @property
     def device(self) -> torch.device:
-        return self.timer.device
+        return self.model.output.weight.device
 
     def predicted_s(self, flops: float, nbytes: float) -> float:
         return roofline.roofline_seconds(
             flops, nbytes, self.peak_flops_per_s, self.peak_bytes_per_s
         )
 
-    def time_point(self, fn: Callable[[], object], predicted_s: float) -> Timing:
+    def time_point(self, fn: Callable[[], object], predicted_s: float) -> SteadyTiming:
         slow = predicted_s > SLOW_POINT_S
         warmups = min(1, self.plan.warmups) if slow else self.plan.warmups
         repeats = self.plan.slow_repeats if slow else self.plan.repeats
-        return measure(fn, self.timer, warmups, repeats)
+        return measure_steady(fn, self.timer, warmups, repeats, self.new_meter, self.budget)
 
     def tokens(self, batch: int, length: int) -> torch.Tensor:
         gen = torch.Generator(device=self.device).manual_seed(batch * 100_003 + length)
@@ -113,9 +122,7 @@ def run_prefill(bench: Bench) -> list[dict]:
         rows.append(
             {
                 "prompt_len": prompt_len,
-                "ms": timing.median_ms,
-                "p90_ms": timing.p90_ms,
-                "warmup_ms": list(timing.warmup_ms),
+                **timing.fields(),
                 "flops": flops,
                 "bytes": nbytes,
             }
@@ -124,23 +131,22 @@ def run_prefill(bench: Bench) -> list[dict]:
     return rows
 
 
-def _decode_row(bench: Bench, batch: int, context_len: int) -> dict:
+def _decode_row(bench: Bench, batch: int, context_len: int, depth: int | None = None) -> dict:
     """Time one decode step for `batch` sequences whose new token sits at position
-    context_len - 1 (so it attends to `context_len` positions). Needs a cache set up."""
-    cfg = bench.cfg
+    context_len - 1 (so it attends to `context_len` positions), through the first
+    `depth` blocks (all when None). Needs a cache set up."""
+    cfg = bench.cfg if depth is None else replace(bench.cfg, layers=depth)
     token = bench.tokens(batch, 1)
     pos = context_len - 1
     flops = roofline.decode_step_flops(cfg, context_len, batch)
     nbytes = roofline.decode_step_bytes(cfg, context_len, batch, bench.dtype_bytes)
     predicted = bench.predicted_s(flops, nbytes)
-    step = bench.step_fn(lambda: decode_step(bench.model, token, pos))
+    step = bench.step_fn(lambda: decode_step(bench.model, token, pos, depth))
     timing = bench.time_point(step, predicted)
     return {
         "batch": batch,
         "context_len": context_len,
-        "ms": timing.median_ms,
-        "p90_ms": timing.p90_ms,
-        "warmup_ms": list(timing.warmup_ms),
+        **timing.fields(),
         "flops": flops,
         "bytes": nbytes,
     }
@@ -155,6 +161,21 @@ def run_decode(bench: Bench) -> list[dict]:
         row = _decode_row(bench, 1, context_len)
         del row["batch"]
         rows.append(row)
+    _release(bench)
+    return rows
+
+
+def run_depth(bench: Bench) -> list[dict]:
+    """(b') A batch-1 decode step through the first k blocks, for each k of the plan: the
+    weights read grow with k while the batch stays 1."""
+    rows = []
+    context_len = bench.plan.batch_context_len
+    bench.model.setup_cache(1, context_len)
+    for depth in bench.plan.depth_layers:
+        bench.tick(f"decode through {depth} of {bench.cfg.layers} blocks")
+        row = _decode_row(bench, 1, context_len, depth)
+        del row["batch"]
+        rows.append({"layers": depth, **row})
     _release(bench)
     return rows
 
@@ -188,9 +209,11 @@ def run_recompute(bench: Bench) -> list[dict]:
             {
                 "position": position,
                 "cached_ms": cached["ms"],
-                "recompute_ms": timing.median_ms,
+                "recompute_ms": timing.timing.median_ms,
                 "cached_p90_ms": cached["p90_ms"],
-                "recompute_p90_ms": timing.p90_ms,
+                "recompute_p90_ms": timing.timing.p90_ms,
+                "cached_other_share": cached["other_share"],
+                "recompute_other_share": timing.other_share,
                 "cached_flops": cached["flops"],
                 "cached_bytes": cached["bytes"],
                 "recompute_flops": flops,

@@ -17,6 +17,7 @@ from typing import Any
 from drill.quantities.units import format_bytes, format_quantity
 from drill.reports.html_page import REPORT_CSS, page_head
 from drill.text import printable
+from engine_check.claims import FAILS, HOLDS, verdict_of
 from engine_check.report import busy_warning, current_peaks
 
 TITLE = "kvdrill engine check"
@@ -29,6 +30,7 @@ ul.verdicts { padding-left: 1.2em; }
 ul.verdicts li { margin: .4em 0; }
 .holds { color: #00704f; font-weight: bold; }
 .fails { color: #b34700; font-weight: bold; }
+.unsure { color: #6b6b6b; font-weight: bold; }
 @media print { body { max-width: none; margin: 0; padding: 0; font-size: 9.5pt; } }
 """
 
@@ -111,13 +113,18 @@ def peaks_section(result: Mapping[str, Any]) -> str:
 def verdicts_section(result: Mapping[str, Any]) -> str:
     items = []
     for name, claim in (result.get("claims") or {}).items():
-        mark = (
-            '<span class="holds">holds</span>'
-            if claim["holds"]
-            else ('<span class="fails">does not hold</span>')
-        )
+        verdict = verdict_of(claim)
+        css = {HOLDS: "holds", FAILS: "fails"}.get(verdict, "unsure")
+        mark = f'<span class="{css}">{_esc(verdict)}</span>'
         items.append(f"<li><b>{_esc(name)}</b>: {mark}<br>{_esc(claim['text'])}</li>")
-    return _section("Verdicts", '<ul class="verdicts">' + "\n".join(items) + "</ul>")
+    note = (
+        "Which limit a step hits is an experiment: the bytes a step reads and the FLOPs it"
+        " does are varied apart and the time is fitted to each as a power law over all the"
+        " points. MBU and MFU say how close the kernels come to the peaks, not which limit"
+        " binds. A verdict the points do not bear out while other programs kept the CPU"
+        " busy is unsure."
+    )
+    return _section("Verdicts", '<ul class="verdicts">' + "\n".join(items) + "</ul>", note)
 
 
 def chart_sections(result: Mapping[str, Any]) -> list[str]:

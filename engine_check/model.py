@@ -262,8 +262,11 @@ def _sdpa_gqa(q, k, v, mask, causal: bool) -> torch.Tensor:
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
 
 
-def _forward(model: Transformer, tokens: torch.Tensor, pos0: int, use_cache: bool) -> torch.Tensor:
-    """tokens: [B, T] at positions pos0..pos0+T-1 -> logits of the last position [B, V]."""
+def _forward(
+    model: Transformer, tokens: torch.Tensor, pos0: int, use_cache: bool, depth: int | None = None
+) -> torch.Tensor:
+    """tokens: [B, T] at positions pos0..pos0+T-1 -> logits of the last position [B, V],
+    through the first `depth` blocks (all of them when None)."""
     T = tokens.shape[1]
     if pos0 + T > model.max_seq:
         raise ValueError(f"positions up to {pos0 + T} exceed the model's {model.max_seq}")
@@ -272,7 +275,8 @@ def _forward(model: Transformer, tokens: torch.Tensor, pos0: int, use_cache: boo
         raise ValueError("no KV cache large enough: call model.setup_cache(batch, max_seq) first")
     cos, sin = model.rope_cos[pos0 : pos0 + T], model.rope_sin[pos0 : pos0 + T]  # [T, D]
     x = model.tok_embeddings(tokens)  # [B, T, d]
-    for i, block in enumerate(model.layers):
+    blocks = model.layers if depth is None else model.layers[:depth]
+    for i, block in enumerate(blocks):
         layer_kv = cache.kv[i] if cache is not None else None
         x = x + _attend(block, block.attention_norm(x), cos, sin, layer_kv, pos0)
         x = x + block.feed_forward(block.ffn_norm(x))
@@ -287,9 +291,12 @@ def prefill(model: Transformer, tokens: torch.Tensor) -> torch.Tensor:
 
 
 @torch.inference_mode()
-def decode_step(model: Transformer, token: torch.Tensor, pos: int) -> torch.Tensor:
-    """token: [B, 1] at position `pos` -> logits [B, V]; reads cache 0..pos-1, writes pos."""
-    return _forward(model, token, pos0=pos, use_cache=True)
+def decode_step(
+    model: Transformer, token: torch.Tensor, pos: int, depth: int | None = None
+) -> torch.Tensor:
+    """token: [B, 1] at position `pos` -> logits [B, V]; reads cache 0..pos-1, writes pos.
+    `depth` runs only the first blocks: a shallower model with the same layers."""
+    return _forward(model, token, pos0=pos, use_cache=True, depth=depth)
 
 
 @torch.inference_mode()

@@ -1,11 +1,12 @@
 """The result object of an engine check, and its plain-text rendering (no torch here).
 
 The result is one JSON-ready dict; `kvdrill engine run --json` prints it and the
-database stores it. Top-level keys (schema 2):
+database stores it. Top-level keys (schema 3):
 
     schema, mode, device, device_name, dtype, torch_version, threads, wall_s,
     cpu_count, other_cpu_share (share of all CPUs' time other programs used during
-    the run, or null where the OS does not tell),
+    the run, or null where the OS does not tell), retry_s (seconds of timed work
+    spent timing disturbed points again),
     config   {mode, model{...}, prompt_lens, ..., params, weight_bytes, decode_runner}
     peaks    {matmul_flops_per_s, matmul_from, bandwidth_bytes_per_s, bandwidth_from,
               kernels: [{name, kind, round, work, rate, median_rate, best_ms, median_ms,
@@ -13,11 +14,18 @@ database stores it. Top-level keys (schema 2):
               hbm_bytes_per_s, memory_bytes} | null}
     prefill  [{prompt_len, ms, p90_ms, flops_per_s, mfu, bandwidth_util, predicted_ms, ...}]
     decode   [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util, predicted_ms, ...}]
+    depth    [{layers, context_len, ms, ...}]: batch-1 decode through the first k blocks
     batch    [{batch, ms, p90_ms, tokens_per_s, predicted_ms, mbu, flops_util, ...}]
     batch_ridge  int | null: smallest batch the roofline calls compute-bound
     recompute [{position, cached_ms, recompute_ms, ...}]
     kv       {measured_bytes, formula_bytes, allocator_delta_bytes, shape, ...}
-    claims   {name: {holds, text}}
+    claims   {name: {holds, verdict ("holds" | "does not hold" | "unsure"), text}}
+
+Every timed row (prefill, decode, depth, batch) also has best_ms (its fastest call),
+other_share (other programs' share of the CPU while it was timed, or null) and tries
+(how many times it was timed); recompute rows have cached_other_share and
+recompute_other_share. Schema 2 runs lack these, `depth`, `retry_s` and claims'
+"verdict"; they still load and render.
 
 Schema 1 (before the peaks were settled) had `copy_bytes_per_s` where schema 2 has
 `bandwidth_bytes_per_s`; `current_peaks` reads both.
@@ -31,12 +39,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.quantities.units import format_bytes, format_number, format_quantity
-from engine_check.claims import compute_claims
+from engine_check.claims import UNSURE, compute_claims, verdict_of
 from engine_check.config import ModelConfig
 from engine_check.contention import BUSY_SHARE_WARN
 from engine_check.roofline import ridge_batch, roofline_seconds
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def current_peaks(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,11 +80,12 @@ def derive_rows(sections: Mapping[str, list[dict]], peaks: Mapping[str, Any]) ->
          "bandwidth_util": p["bytes_per_s"] / bytes_peak}
         for r in sections["prefill"]
     ]  # fmt: skip
-    decode = [
-        {**(p := point(r)), "mbu": p["bytes_per_s"] / bytes_peak,
-         "flops_util": p["flops_per_s"] / flops_peak}
-        for r in sections["decode"]
-    ]  # fmt: skip
+    decode, depth = (
+        [{**(p := point(r)), "mbu": p["bytes_per_s"] / bytes_peak,
+          "flops_util": p["flops_per_s"] / flops_peak}
+         for r in sections.get(name) or []]
+        for name in ("decode", "depth")
+    )  # fmt: skip
     batch = [
         {**(p := point(r)), "mbu": p["bytes_per_s"] / bytes_peak,
          "flops_util": p["flops_per_s"] / flops_peak,
@@ -89,7 +98,13 @@ def derive_rows(sections: Mapping[str, list[dict]], peaks: Mapping[str, Any]) ->
          "recompute_predicted_ms": predicted_ms(r["recompute_flops"], r["recompute_bytes"])}
         for r in sections["recompute"]
     ]  # fmt: skip
-    return {"prefill": prefill, "decode": decode, "batch": batch, "recompute": recompute}
+    return {
+        "prefill": prefill,
+        "decode": decode,
+        "depth": depth,
+        "batch": batch,
+        "recompute": recompute,
+    }
 
 
 def assemble_result(
@@ -102,6 +117,7 @@ def assemble_result(
     batch: list[dict],
     recompute: list[dict],
     kv: dict,
+    depth: list[dict] | None = None,
 ) -> dict:
     """The result dict: each point's derived figures, the ridge batch and the claims.
 
@@ -110,9 +126,8 @@ def assemble_result(
     settled peaks.
     """
     model = ModelConfig(**config["model"])
-    rows = derive_rows(
-        {"prefill": prefill, "decode": decode, "batch": batch, "recompute": recompute}, peaks
-    )
+    sections = {"prefill": prefill, "decode": decode, "batch": batch, "recompute": recompute}
+    rows = derive_rows({**sections, "depth": depth or []}, peaks)
     ridge = ridge_batch(
         model,
         config["batch_context_len"],
@@ -127,6 +142,7 @@ def assemble_result(
         "peaks": peaks,
         "prefill": rows["prefill"],
         "decode": rows["decode"],
+        "depth": rows["depth"],
         "batch": rows["batch"],
         "batch_ridge": ridge,
         "recompute": rows["recompute"],
@@ -141,10 +157,21 @@ def busy_warning(result: dict) -> str | None:
     share = result.get("other_cpu_share")
     if share is None or share <= BUSY_SHARE_WARN:
         return None
-    return (
+    line = (
         f"warning: other programs used {share:.0%} of the CPU time during the run; "
         "they slowed it, so the numbers may be low"
     )
+    if result.get("retry_s"):
+        line += f" ({result['retry_s']:.1f} s spent timing disturbed points again)"
+    unsure = [n for n, c in (result.get("claims") or {}).items() if verdict_of(c) == UNSURE]
+    if unsure:
+        line += f"; unsure verdicts: {', '.join(unsure)}"
+    return line
+
+
+def _share(row: Mapping[str, Any]) -> str:
+    share = row.get("other_share")
+    return "-" if share is None else f"{share:.0%}"
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -239,15 +266,25 @@ def render_text(result: dict) -> str:
             for r in result["decode"]
         ],
     )  # fmt: skip
+    if result.get("depth"):
+        lines += ["", "(b') decode at batch 1 through the first blocks: the bytes grow, batch 1"]
+        lines += _table(
+            ["blocks", "median", "fastest", "bytes/step", "bandwidth", "MBU", "busy"],
+            [
+                [str(r["layers"]), _ms(r["ms"]), _ms(r["best_ms"]), format_bytes(r["bytes"]),
+                 format_quantity(r["bytes_per_s"], "bytes_per_s"), _pct(r["mbu"]), _share(r)]
+                for r in result["depth"]
+            ],
+        )  # fmt: skip
     ridge = result.get("batch_ridge")
     ridge_note = f"roofline ridge near batch {ridge}" if ridge else "no ridge in reach"
     lines += ["", f"(c) decode step vs batch, context {cfg['batch_context_len']} ({ridge_note})"]
     lines += _table(
-        ["batch", "median", "roofline", "tokens/s", "MBU", "FLOP util"],
+        ["batch", "median", "roofline", "tokens/s", "MBU", "FLOP util", "busy"],
         [
             [str(r["batch"]), _ms(r["ms"]), _ms(r["predicted_ms"]),
              format_quantity(r["tokens_per_s"], "tokens_per_s"), _pct(r["mbu"]),
-             _pct(r["flops_util"])]
+             _pct(r["flops_util"]), _share(r)]
             for r in result["batch"]
         ],
     )  # fmt: skip
@@ -273,7 +310,6 @@ def render_text(result: dict) -> str:
     )
     lines += ["", "verdicts"]
     for name, claim in result["claims"].items():
-        mark = "holds" if claim["holds"] else "does not hold"
-        lines.append(f"  {name}: {mark}")
+        lines.append(f"  {name}: {verdict_of(claim)}")
         lines.append(f"    {claim['text']}")
     return "\n".join(lines) + "\n"

@@ -17,7 +17,7 @@ from drill.errors import EngineError
 from drill.serving.gpus import spec_for
 from engine_check import experiments
 from engine_check.config import DTYPE_BYTES, RunPlan, canonical_dtype, plan_for, resolve_device
-from engine_check.contention import CpuMeter
+from engine_check.contention import CpuMeter, Meter, RetryBudget
 from engine_check.model import build_model, prepack_for_cpu
 from engine_check.peak_kernels import matmul_kernels, stream_kernels
 from engine_check.peaks import (
@@ -30,7 +30,7 @@ from engine_check.peaks import (
     settle_peaks,
 )
 from engine_check.report import assemble_result
-from engine_check.timing import DeviceTimer, cpu_threads
+from engine_check.timing import DeviceTimer, Timer, cpu_threads
 
 # progress(done, total, label): `done` points finished out of `total`, `label` starts now
 Progress = Callable[[int, int, str], None]
@@ -75,8 +75,11 @@ def run_engine_check(
     mode: str = "full",
     progress: Progress | None = None,
     seed: int = 0,
+    timer: Timer | None = None,
+    new_meter: Callable[[], Meter] = CpuMeter,
 ) -> dict:
-    """Measure peaks and the five experiments; returns the result dict (see report.py)."""
+    """Measure peaks and the experiments; returns the result dict (see report.py).
+    `timer` and `new_meter` replace the device's clock and the CPU meter (for tests)."""
     started = time.perf_counter()
     meter = CpuMeter()
     meter.start()
@@ -87,13 +90,15 @@ def run_engine_check(
     dev = torch.device(kind)
     memory = torch.cuda.get_device_properties(dev).total_memory if kind == "cuda" else None
     plan = plan_for(kind, mode, dtype_name, memory)
-    timer = DeviceTimer(dev)
+    if timer is None:
+        timer = DeviceTimer(dev)
 
     total = (
         2
         + 1
         + len(plan.prompt_lens)
         + len(plan.context_lens)
+        + len(plan.depth_layers)
         + len(plan.batch_sizes)
         + len(plan.recompute_positions)
         + 1
@@ -137,15 +142,19 @@ def run_engine_check(
         peak_flops_per_s=first["matmul_flops_per_s"],
         peak_bytes_per_s=first["bandwidth_bytes_per_s"],
         tick=tick,
+        new_meter=new_meter,
+        budget=RetryBudget(plan.retry_seconds),
     )
     sections = {
         "prefill": experiments.run_prefill(bench),
         "decode": experiments.run_decode(bench),
+        "depth": experiments.run_depth(bench),
         "batch": experiments.run_batch(bench),
         "recompute": experiments.run_recompute(bench),
     }
     kv = experiments.run_kv(bench)
     cuda_graphs, decode_runner = bench.plan.cuda_graphs, bench.decode_runner
+    retry_spent_s = bench.budget.spent
     del bench, model  # the second round of peaks gets the memory back
     _release(kind)
 
@@ -186,6 +195,8 @@ def run_engine_check(
         # other programs busy on the CPU slow every measurement (and, on a GPU run, the
         # kernel launches); the report warns when the machine was not idle
         "other_cpu_share": meter.stop(),
+        # seconds of timed work spent timing disturbed points again
+        "retry_s": retry_spent_s,
     }
     return assemble_result(
         meta=meta,

@@ -34,7 +34,7 @@ def tiny_run():
 
 def test_result_has_every_key_with_the_right_type(tiny_run):
     result, _ = tiny_run
-    assert result["schema"] == 2
+    assert result["schema"] == 3
     assert result["mode"] == "tiny"
     assert result["device"] == "cpu"
     assert result["dtype"] == "float32"
@@ -119,9 +119,10 @@ def test_kv_measured_equals_formula_exactly(tiny_run):
 def test_progress_counts_every_point_once(tiny_run):
     _, progress = tiny_run
     total = progress[0][1]
-    # 2 peaks before + the model + 2 prefill + 2 decode + 3 batch + 2 recompute + 1 kv
+    # 2 peaks before + the model + 2 prefill + 2 decode + 2 depths + 3 batch + 2 recompute
+    # + 1 kv
     # + 2 peaks after
-    assert total == 15
+    assert total == 17
     assert [d for d, _, _ in progress] == list(range(total + 1))
     assert progress[-1][2] == "done"
 

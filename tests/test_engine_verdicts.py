@@ -1,0 +1,228 @@
+"""Which limit a step hits, judged by experiment: scripted times (no real timing) that follow
+the bytes, the FLOPs, or a busy machine's whims, and the verdicts they give."""
+
+from dataclasses import replace
+
+import pytest
+
+from engine_check.claims import compute_claims
+from engine_check.contention import RetryBudget, measure_steady
+from engine_check.fits import loglog_fit, two_factor_fit
+from engine_check.timing import Timing
+
+GB = 1e9
+
+
+def run_with(times_ms, shares=None) -> dict:
+    """A result whose decode and prefill points took `times_ms`: {"depth": [3], "batch":
+    [3], "prefill": [3]}; every point's other-programs share is `shares` (or 0.02)."""
+    share = 0.02 if shares is None else shares
+    depth = [
+        {"layers": layers, "context_len": 128, "bytes": nbytes, "flops": nbytes / 2,
+         "ms": t, "best_ms": t, "other_share": share}
+        for layers, nbytes, t in zip((2, 4, 6), (0.4 * GB, 0.8 * GB, 1.2 * GB), times_ms["depth"],
+                                     strict=True)
+    ]  # fmt: skip
+    batch = [
+        {"batch": b, "context_len": 128, "bytes": 1.2 * GB, "flops": b * 0.6 * GB,
+         "ms": t, "best_ms": t, "tokens_per_s": b / (t / 1e3), "other_share": share}
+        for b, t in zip((1, 2, 4), times_ms["batch"], strict=True)
+    ]  # fmt: skip
+    prefill = [
+        {"prompt_len": n, "flops": n * 0.6 * GB, "bytes": 1.2 * GB, "ms": t, "best_ms": t,
+         "flops_per_s": n * 0.6 * GB / (t / 1e3), "mfu": 0.7, "other_share": share}
+        for n, t in zip((128, 256, 512), times_ms["prefill"], strict=True)
+    ]  # fmt: skip
+    return {
+        "peaks": {"bandwidth_bytes_per_s": 40 * GB, "matmul_flops_per_s": 150 * GB},
+        "prefill": prefill,
+        "decode": [],
+        "depth": depth,
+        "batch": batch,
+        "batch_ridge": 4,
+        "recompute": [],
+        "kv": None,
+    }
+
+
+# time = bytes / 20 GB/s: 20, 40, 60 ms by depth, 60 ms whatever the batch
+FOLLOWS_BYTES = {"depth": [20.0, 40.0, 60.0], "batch": [60.0, 60.0, 60.0],
+                 "prefill": [500.0, 1000.0, 2000.0]}  # fmt: skip
+# time = FLOPs / 10 GFLOP/s: 20, 40, 60 ms by depth, 60, 120, 240 ms by batch
+FOLLOWS_FLOPS = {"depth": [20.0, 40.0, 60.0], "batch": [60.0, 120.0, 240.0],
+                 "prefill": [900.0, 900.0, 900.0]}  # fmt: skip
+# a memory-bound machine whose batch-2, batch-4 and 512-token points another program slowed
+BLURRED = {"depth": [20.0, 40.0, 60.0], "batch": [60.0, 130.0, 200.0],
+           "prefill": [500.0, 1000.0, 700.0]}  # fmt: skip
+
+
+def test_time_that_follows_the_bytes_is_memory_bound_and_the_note_quotes_exponents():
+    claims = compute_claims(run_with(FOLLOWS_BYTES))
+    decode = claims["decode_memory_bound"]
+    assert decode["holds"] is True and decode["verdict"] == "holds"
+    assert decode["text"] == (
+        "4.00x the FLOPs (batch 1 to 4) cost 1.00x the time; 3.00x the bytes (2 to 6 blocks "
+        "at batch 1) cost 3.00x: time ∝ bytes^1.00 · FLOPs^0.00 over 6 points (R² 1.00); "
+        "a batch-1 step took 60 ms, streaming 20 GB/s, 50% of the measured memory bandwidth "
+        "(MBU): decode is bound by reading the weights"
+    )
+    prefill = claims["prefill_compute_bound"]
+    assert prefill["verdict"] == "holds"
+    assert prefill["text"].startswith(
+        "prefill of 128 to 512 tokens: 4.00x the FLOPs cost 4.00x the time at the same "
+        "weights read (time ∝ FLOPs^1.00 over 3 prompt lengths, R² 1.00)"
+    )
+    assert prefill["text"].endswith(
+        "70% of the measured matmul peak (MFU): prefill is bound by the matmuls"
+    )
+
+
+def test_time_that_follows_the_flops_is_not_memory_bound():
+    claims = compute_claims(run_with(FOLLOWS_FLOPS))
+    decode = claims["decode_memory_bound"]
+    assert decode["holds"] is False and decode["verdict"] == "does not hold"
+    assert "4.00x the FLOPs (batch 1 to 4) cost 4.00x the time" in decode["text"]
+    assert "time ∝ bytes^0.00 · FLOPs^1.00" in decode["text"]
+    assert decode["text"].endswith("the time follows the FLOPs, so decode here is compute-bound")
+    prefill = claims["prefill_compute_bound"]
+    assert prefill["verdict"] == "does not hold"
+    assert "FLOPs^0.00" in prefill["text"]
+    assert claims["batch_amortizes_decode"]["verdict"] == "does not hold"
+
+
+def test_a_busy_machine_that_blurs_the_trends_gives_unsure_not_does_not_hold():
+    busy = compute_claims(run_with(BLURRED, shares=0.45))
+    for name in ("decode_memory_bound", "prefill_compute_bound"):
+        assert busy[name]["holds"] is False
+        assert busy[name]["verdict"] == "unsure"
+        assert busy[name]["text"].endswith(
+            "unsure: the machine was busy (other programs used up to 45% of the CPU while "
+            "these points ran), so the measurements cannot tell"
+        )
+    # the same times on a quiet machine are taken at their word
+    quiet = compute_claims(run_with(BLURRED))
+    assert quiet["decode_memory_bound"]["verdict"] == "does not hold"
+    assert quiet["prefill_compute_bound"]["verdict"] == "does not hold"
+
+
+def test_fits_use_every_point():
+    fit = loglog_fit([1, 2, 4, 8], [10.0, 10.0, 10.0, 80.0])
+    # one pair (1 -> 4) says flat; the fit over all four sees the rise
+    assert round(fit.exponents[0], 3) == 0.9 and fit.points == 4
+    assert loglog_fit([3, 3], [1.0, 2.0]) is None
+    # bytes and FLOPs moving together cannot be told apart
+    assert two_factor_fit([1, 2, 4], [2, 4, 8], [1.0, 2.0, 4.0]) is None
+    fit = two_factor_fit([1, 2, 4, 4], [1, 2, 4, 16], [1.0, 2.0, 4.0, 4.0])
+    assert [round(e, 6) for e in fit.exponents] == [1.0, 0.0] and fit.r2 == 1.0
+
+
+class ScriptedTimer:
+    def __init__(self, ms):
+        self.ms = list(ms)
+
+    def time_ms(self, fn):
+        fn()
+        return self.ms.pop(0)
+
+
+class ScriptedMeter:
+    def __init__(self, shares):
+        self.shares = shares
+
+    def __call__(self):
+        return self
+
+    def start(self):
+        pass
+
+    def stop(self):
+        return self.shares.pop(0)
+
+
+def test_a_disturbed_point_is_timed_again_and_the_fastest_try_kept():
+    timer = ScriptedTimer([9.0, 30.0, 31.0, 10.0, 11.0])  # warm-up, then two tries of 2
+    budget = RetryBudget(1.0)
+    steady = measure_steady(lambda: None, timer, 1, 2, ScriptedMeter([0.6, 0.05]), budget)
+    assert steady.tries == 2 and steady.other_share == 0.05
+    assert steady.timing == Timing(warmup_ms=(9.0,), samples_ms=(10.0, 11.0))
+    assert budget.spent == 0.021
+
+
+def test_retries_stop_when_the_budget_is_spent():
+    timer = ScriptedTimer([100.0, 200.0, 140.0, 150.0])
+    budget = RetryBudget(0.5)
+    steady = measure_steady(lambda: None, timer, 0, 2, ScriptedMeter([0.6, 0.7, 0.6]), budget)
+    # a second try like the first (0.3 s) fits in 0.5 s; after it (0.29 s) a third would not
+    assert steady.tries == 2 and budget.spent == 0.29
+    assert steady.timing.samples_ms == (140.0, 150.0) and steady.other_share == 0.7
+
+
+# ---- a whole run on the tiny model, every call timed by a script -----------------------
+
+torch = pytest.importorskip("torch")
+
+from engine_check import roofline  # noqa: E402
+from engine_check.config import TINY_MODEL  # noqa: E402
+from engine_check.run import run_engine_check  # noqa: E402
+
+
+class CostTimer:
+    """Each call 'takes' what the point being measured costs on a memory-bound device
+    (bytes / 1 GB/s), known from the progress label; `slow` makes chosen points slower."""
+
+    def __init__(self, slow=None):
+        self.label = ""
+        self.slow = slow or {}
+
+    def progress(self, done, total, label):
+        self.label = label
+
+    def time_ms(self, fn):
+        fn()
+        label, cfg = self.label, TINY_MODEL
+        if label.startswith("decode through"):
+            layers = int(label.split()[2])
+            nbytes = roofline.decode_step_bytes(replace(cfg, layers=layers), 8, 1, 4)
+        elif label.startswith("decode batch"):
+            nbytes = roofline.decode_step_bytes(cfg, 8, int(label.split()[2]), 4)
+        elif label.startswith("prefill"):
+            nbytes = roofline.prefill_flops(cfg, int(label.split()[1])) / 10  # FLOP-bound
+        else:
+            nbytes = 1e6  # peaks, decode by context, recompute: 1 ms
+        return nbytes / 1e6 * self.slow.get(label, 1.0)
+
+
+def fake_run(timer, shares):
+    return run_engine_check(
+        device="cpu",
+        mode="tiny",
+        progress=timer.progress,
+        timer=timer,
+        new_meter=lambda: ScriptedMeter([shares] * 100),
+    )
+
+
+def test_a_fake_timed_run_where_time_follows_the_bytes_holds():
+    result = fake_run(CostTimer(), 0.0)
+    decode = result["claims"]["decode_memory_bound"]
+    assert decode["verdict"] == "holds"
+    assert "1.69x the bytes (1 to 2 blocks at batch 1) cost 1.69x" in decode["text"]
+    assert result["claims"]["prefill_compute_bound"]["verdict"] == "holds"
+    assert [r["layers"] for r in result["depth"]] == [1, 2]
+    assert all(r["tries"] == 1 for r in result["depth"] + result["batch"])
+
+
+def test_contention_injected_in_a_fake_timed_run_gives_unsure():
+    # another program slows batch 2 twofold and batch 4 fourfold: the time seems to
+    # follow the FLOPs
+    slow = {"decode batch 2": 2.0, "decode batch 4": 4.0}
+    busy = fake_run(CostTimer(slow), 0.5)
+    decode = busy["claims"]["decode_memory_bound"]
+    assert decode["verdict"] == "unsure" and "machine was busy" in decode["text"]
+    assert busy["claims"]["batch_amortizes_decode"]["verdict"] == "unsure"
+    # each disturbed point was timed again (the script slows every try alike)
+    assert [r["tries"] for r in busy["batch"]] == [3, 3, 3]
+    assert busy["retry_s"] > 0
+    quiet = fake_run(CostTimer(slow), 0.0)
+    assert quiet["claims"]["decode_memory_bound"]["verdict"] == "does not hold"
+    assert quiet["retry_s"] == 0.0
