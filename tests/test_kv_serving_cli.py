@@ -97,8 +97,8 @@ def test_a_stored_cpu_run_is_not_applied_to_an_h100(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.output.split("\n\n")[1].splitlines()[6:9] == [
         "efficiency  MFU 50%, MBU 70% of the spec sheet, from defaults typical of a tuned server "
-        "(none of your engine runs measured the H100 SXM; they measured AMD EPYC 7B13, and one "
-        "device's efficiencies say nothing about another)",
+        "(none of your engine runs measured the H100 SXM; they measured AMD EPYC 7B13 (run 1), "
+        "and one device's efficiencies say nothing about another)",
         # 8,192 x 2 x 70.6e9 + attention FLOPs over 4 GPUs, at 989e12 x 50%: as with no run
         "TTFT        629 ms for a prompt of 8,192 tokens (compute-bound)",
         "TPOT        15.3 ms at batch 1, 8,192 tokens each (memory-bound): 65.2 tokens/s",
@@ -113,7 +113,8 @@ def test_a_run_on_another_h100_model_is_another_device(tmp_path):
     assert (latency["mfu"], latency["mbu"]) == (0.5, 0.7)
     assert latency["efficiency_source"] == (
         "defaults typical of a tuned server (none of your engine runs measured the H100 SXM; "
-        "they measured NVIDIA H100 PCIe, and one device's efficiencies say nothing about another)"
+        "they measured NVIDIA H100 PCIe (run 1), and one device's efficiencies say nothing "
+        "about another)"
     )
 
 
@@ -136,6 +137,11 @@ def test_efficiencies_choose_a_run_or_the_defaults(tmp_path):
     assert (missing.exit_code, missing.output) == (
         1,
         "Error: no engine run 7 is stored (stored runs: 1, 2)\n",
+    )
+    both = run(*LLAMA_TP4, "--mfu", "0.5", "--mbu", "0.5", "--efficiencies", "run:1")
+    assert (both.exit_code, both.output) == (
+        1,
+        "Error: --efficiencies has nothing to choose when --mfu and --mbu are given\n",
     )
     bad = run(*LLAMA_TP4, "--db", str(db), "--efficiencies", "latest")
     assert (bad.exit_code, bad.output) == (

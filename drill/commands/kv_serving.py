@@ -301,7 +301,10 @@ def stored_efficiencies(
         db.conn.close()
     if not index:
         return serving.DEFAULTS
-    others = ", ".join(dict.fromkeys(str(device) for _, device in index))
+    latest: dict[str, int] = {}
+    for run_id, device in index:  # newest first: each device's latest run
+        latest.setdefault(str(device), run_id)
+    others = ", ".join(f"{device} (run {run_id})" for device, run_id in latest.items())
     return serving.default_efficiencies(
         f"none of your engine runs measured the {gpu.name}; they measured {others}, "
         "and one device's efficiencies say nothing about another"
@@ -349,6 +352,8 @@ def serving_estimate(
         return ServingReport(shape, gpu, memory, None)
     mfu, mbu = _fraction(mfu_text, "--mfu"), _fraction(mbu_text, "--mbu")
     if mfu is not None and mbu is not None:
+        if efficiencies_text is not None:
+            raise ConfigError("--efficiencies has nothing to choose when --mfu and --mbu are given")
         eff = serving.Efficiencies(mfu, mbu, "--mfu and --mbu")
     else:
         eff = stored_efficiencies(db_path, gpu, efficiencies_text)
