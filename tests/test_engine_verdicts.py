@@ -1,10 +1,6 @@
 """Which limit a step hits, judged by experiment: scripted times (no real timing) that follow
 the bytes, the FLOPs, or a busy machine's whims, and the verdicts they give."""
 
-from dataclasses import replace
-
-import pytest
-
 from engine_check.claims import compute_claims
 from engine_check.contention import RetryBudget, measure_steady
 from engine_check.fits import loglog_fit, two_factor_fit
@@ -157,72 +153,11 @@ def test_retries_stop_when_the_budget_is_spent():
     assert steady.timing.samples_ms == (140.0, 150.0) and steady.other_share == 0.7
 
 
-# ---- a whole run on the tiny model, every call timed by a script -----------------------
+def test_the_quiz_quotes_an_unsure_verdict_as_it_stands():
+    from drill.serving.evidence import quote_evidence
 
-torch = pytest.importorskip("torch")
-
-from engine_check import roofline  # noqa: E402
-from engine_check.config import TINY_MODEL  # noqa: E402
-from engine_check.run import run_engine_check  # noqa: E402
-
-
-class CostTimer:
-    """Each call 'takes' what the point being measured costs on a memory-bound device
-    (bytes / 1 GB/s), known from the progress label; `slow` makes chosen points slower."""
-
-    def __init__(self, slow=None):
-        self.label = ""
-        self.slow = slow or {}
-
-    def progress(self, done, total, label):
-        self.label = label
-
-    def time_ms(self, fn):
-        fn()
-        label, cfg = self.label, TINY_MODEL
-        if label.startswith("decode through"):
-            layers = int(label.split()[2])
-            nbytes = roofline.decode_step_bytes(replace(cfg, layers=layers), 8, 1, 4)
-        elif label.startswith("decode batch"):
-            nbytes = roofline.decode_step_bytes(cfg, 8, int(label.split()[2]), 4)
-        elif label.startswith("prefill"):
-            nbytes = roofline.prefill_flops(cfg, int(label.split()[1])) / 10  # FLOP-bound
-        else:
-            nbytes = 1e6  # peaks, decode by context, recompute: 1 ms
-        return nbytes / 1e6 * self.slow.get(label, 1.0)
-
-
-def fake_run(timer, shares):
-    return run_engine_check(
-        device="cpu",
-        mode="tiny",
-        progress=timer.progress,
-        timer=timer,
-        new_meter=lambda: ScriptedMeter([shares] * 100),
-    )
-
-
-def test_a_fake_timed_run_where_time_follows_the_bytes_holds():
-    result = fake_run(CostTimer(), 0.0)
-    decode = result["claims"]["decode_memory_bound"]
-    assert decode["verdict"] == "holds"
-    assert "1.69x the bytes (1 to 2 blocks at batch 1) cost 1.69x" in decode["text"]
-    assert result["claims"]["prefill_compute_bound"]["verdict"] == "holds"
-    assert [r["layers"] for r in result["depth"]] == [1, 2]
-    assert all(r["tries"] == 1 for r in result["depth"] + result["batch"])
-
-
-def test_contention_injected_in_a_fake_timed_run_gives_unsure():
-    # another program slows batch 2 twofold and batch 4 fourfold: the time seems to
-    # follow the FLOPs
-    slow = {"decode batch 2": 2.0, "decode batch 4": 4.0}
-    busy = fake_run(CostTimer(slow), 0.5)
-    decode = busy["claims"]["decode_memory_bound"]
-    assert decode["verdict"] == "unsure" and "machine was busy" in decode["text"]
-    assert busy["claims"]["batch_amortizes_decode"]["verdict"] == "unsure"
-    # each disturbed point was timed again (the script slows every try alike)
-    assert [r["tries"] for r in busy["batch"]] == [3, 3, 3]
-    assert busy["retry_s"] > 0
-    quiet = fake_run(CostTimer(slow), 0.0)
-    assert quiet["claims"]["decode_memory_bound"]["verdict"] == "does not hold"
-    assert quiet["retry_s"] == 0.0
+    claims = compute_claims(run_with(BLURRED, shares=0.45))
+    run = {"device_name": "Example CPU", "dtype": "float32", "claims": claims}
+    (line,) = quote_evidence(["decode_memory_bound"], run)
+    assert line.startswith("Your last engine run, on Example CPU (float32): 4.00x the FLOPs")
+    assert line.endswith("so the measurements cannot tell.")
