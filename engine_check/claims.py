@@ -142,6 +142,10 @@ def decode_memory_bound(result: dict) -> dict:
     peak = result.get("peaks", {}).get("bandwidth_bytes_per_s")
     stream = deepest["bytes"] / seconds
     mbu = f", {pct(stream / peak)} of the measured memory bandwidth (MBU)" if peak else ""
+    # a decode step only reads its weights: the read stream is its own yardstick
+    reads = [k["rate"] for k in result.get("peaks", {}).get("kernels") or [] if k["name"] == "read"]
+    if reads:
+        mbu += f" and {pct(stream / max(reads))} of the read stream"
     text = (
         f"{_x(flops_ratio)} the FLOPs (batch {flops_rows[0]['batch']} to "
         f"{flops_rows[-1]['batch']}) cost {_x(cost_of(flops_ratio, f))} the time; "

@@ -161,3 +161,16 @@ def test_the_quiz_quotes_an_unsure_verdict_as_it_stands():
     (line,) = quote_evidence(["decode_memory_bound"], run)
     assert line.startswith("Your last engine run, on Example CPU (float32): 4.00x the FLOPs")
     assert line.endswith("so the measurements cannot tell.")
+
+
+def test_decode_quotes_its_share_of_the_read_stream_beside_the_mbu():
+    run = run_with(FOLLOWS_BYTES)
+    run["peaks"]["kernels"] = [
+        {"name": "read", "rate": 25 * GB},
+        {"name": "read", "rate": 32 * GB},
+        {"name": "copy", "rate": 40 * GB},
+    ]
+    text = compute_claims(run)["decode_memory_bound"]["text"]
+    assert (
+        "20 GB/s, 50% of the measured memory bandwidth (MBU) and 62.5% of the read stream:" in text
+    )
