@@ -215,6 +215,22 @@ def test_fsrs_rs_python_is_loaded_only_by_the_optimize_command():
     assert importers == ["drill.commands.optimize"]
 
 
+def test_httpx_is_loaded_only_by_the_probe():
+    """The streaming client (httpx) lives in drill.serving.probe_client, which only
+    `kvdrill engine probe` imports, inside the command: never on the quiz path."""
+    users = sorted(
+        name for name, path in module_files().items() if "httpx" in third_party_imports(path)
+    )
+    assert users == ["drill.serving.probe_client"]
+    importers = sorted(
+        name for name, targets in graph().items() if "drill.serving.probe_client" in targets
+    )
+    assert importers == ["drill.commands.engine_probe"]
+    source = (ROOT / "drill" / "commands" / "engine_probe.py").read_text(encoding="utf-8")
+    top_level = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert not any("probe_client" in line or "httpx" in line for line in top_level)
+
+
 def test_at_most_fifteen_modules_stay_directly_in_drill():
     flat = sorted(p.name for p in (ROOT / "drill").glob("*.py"))
     assert len(flat) <= 15, flat
@@ -234,7 +250,7 @@ def test_writing_a_sheet_to_a_file_loads_neither_sqlite_utils_nor_torch(tmp_path
         "    main()\n"
         "except SystemExit as exc:\n"
         "    assert exc.code in (0, None), exc.code\n"
-        "print('HEAVY', sorted(m for m in ('torch', 'sqlite_utils') if m in sys.modules))\n"
+        "print('HEAVY', sorted(m for m in ('torch', 'sqlite_utils', 'httpx') if m in sys.modules))\n"
     )
     env = {"KVDRILL_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
