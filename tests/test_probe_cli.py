@@ -294,3 +294,23 @@ def test_probes_lists_the_stored_runs(tmp_path, clock):
         "  prompt ~16, concurrency 1: TTFT p50 150.0 ms, TPOT p50 15.0 ms"
     )
     assert listed.splitlines()[0].endswith(f"{server.url}/v1 model tiny-model")
+
+
+def test_html_page_draws_both_charts_with_the_calculator_and_escapes_the_server(
+    tmp_path, clock
+):
+    page = tmp_path / "probe.html"
+    with LoopbackServer(two_requests, clock, models=["<b>evil</b> & co"]) as server:
+        result, _db = probe(server.url, tmp_path, "--gpu", "h100", "--preset", "llama-3-8b",
+                            "--html", str(page))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    text = page.read_text(encoding="utf-8")
+    assert "&lt;b&gt;evil&lt;/b&gt; &amp; co" in text and "<b>evil" not in text
+    assert text.count('<svg class="chart"') == 2
+    assert 'aria-label="median TTFT against prompt length"' in text
+    assert "Mean absolute error: TTFT 95%, TPOT 54%." in text
+    assert "<script" not in text
+    # the terminal shows the calculator's error too
+    assert "Calculator's mean absolute error: TTFT 95%, TPOT 54%." in result.stdout
+    row = result.stdout.splitlines()[-2]
+    assert row.split() == ["17", "1", "6.8", "150.0", "-95%", "6.8", "15.0", "-54%"]
