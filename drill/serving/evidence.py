@@ -67,11 +67,16 @@ def quote_evidence(claim_names: Sequence[str], run: dict[str, Any] | None) -> li
 
 
 def evidence_from_latest_run(db) -> Callable[[Sequence[str]], list[str]]:
-    """The quiz's quoter: claim names -> lines quoting the database's latest engine run."""
+    """The quiz's quoter: claim names -> lines quoting the database's latest engine run,
+    and its latest probe (drill.serving.probe_evidence) where there is room."""
 
     def evidence_lines(claims: Sequence[str]) -> list[str]:
+        from drill.serving.probe_evidence import latest_probe, quote_probe
         from drill.storage.engine_runs import latest_engine_run
 
-        return list(quote_evidence(list(claims), latest_engine_run(db)))
+        lines = list(quote_evidence(list(claims), latest_engine_run(db)))
+        if len(lines) < MAX_LINES:  # the user's probe of their own server, where it speaks
+            lines += quote_probe(list(claims), latest_probe(db))[: MAX_LINES - len(lines)]
+        return lines
 
     return evidence_lines

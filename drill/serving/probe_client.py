@@ -37,8 +37,8 @@ FILLER_WORDS = (
 APIS = ("completions", "chat")
 SCHEMA = 1
 TOKEN_COUNT_NOTE = (
-    "prompt tokens asked for are approximate: one common English word per token, opened by "
-    "the request's number; the server's `usage` counts are shown where it sent them"
+    "prompt lengths asked for are approximate: one common English word per token, opened by "
+    "the request's number; the server's `usage` counts are shown and used where it sent them"
 )
 
 

@@ -33,7 +33,9 @@ def calculator_check(
     result: Mapping[str, Any], preset: str, gpu: str, tp: int = 1
 ) -> dict[str, Any]:
     """The calculator's TTFT and TPOT beside each measured point, with its error."""
-    shape, spec, eff = get_preset(preset), gpu_named(gpu), estimates.DEFAULTS
+    shape, spec = get_preset(preset), gpu_named(gpu)
+    # a probe measures a server from outside: no engine run of this machine applies to it
+    eff = estimates.default_efficiencies("a probe is compared with the calculator's defaults")
     points = [p for p in result.get("points") or [] if p.get("completed")]
     lowest = min((p["concurrency"] for p in points), default=None)
     rows = []
@@ -123,7 +125,7 @@ def render_text(result: Mapping[str, Any]) -> str:
         )
     if not result.get("points"):
         lines.append("  (no request completed)")
-    lines.append(f"Prompt tokens: {result.get('token_counts')}.")
+    lines.append(f"{str(result.get('token_counts') or '').capitalize()}.")
     calc = result.get("calculator")
     if calc:
         lines += [
