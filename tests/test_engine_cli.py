@@ -22,7 +22,7 @@ def test_run_tiny_json_is_stored_and_shown_back(tmp_path):
     assert ran.exit_code == 0, ran.output
     result = json.loads(ran.stdout)  # progress went to stderr, not into the JSON
     assert "[1/17] matmul peak before the experiments" in ran.stderr
-    assert "[15/15] memory bandwidth after the experiments" in ran.stderr
+    assert "[17/17] memory bandwidth after the experiments" in ran.stderr
     assert result["mode"] == "tiny"
     assert result["created_at"].endswith("+00:00")
     assert result["kv"]["measured_bytes"] == result["kv"]["formula_bytes"] == 12288
