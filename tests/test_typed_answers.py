@@ -135,6 +135,9 @@ ROWS = [
     ('cost-per-million-output', 1, '~$0.11', 'correct', True, None, ''),
     ('cost-per-million-output', 1, '0.109 USD', 'correct', True, None, ''),
     ('cost-per-million-output', 1, '0.109$', 'correct', True, None, ''),
+    ('cost-per-million-output', 1, '0.109 GPUs', 'unit', False, None, 'You answered in GPUs; the question counts dollars: 0.109 dollars.'),
+    ('preset-mha-vs-gqa-ratio', 1, '$8', 'unit', False, None, 'You answered in dollars; the answer is no amount of money.'),
+    ('preset-mha-vs-gqa-ratio', 1, '8', 'correct', True, None, ''),
     ('cost-per-million-output', 1, '$0.83', 'magnitude', False, None, 'The right order of magnitude, but 665% too high. You gave 0.83; the answer is 0.109.'),
 ]
 # fmt: on

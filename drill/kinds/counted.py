@@ -4,11 +4,14 @@ A question that asks "How many blocks does the pool hold?" counts blocks: "16,02
 answers it, and so does a bare 16,021; "16,021 requests" names another thing, and the
 grader says so rather than credit it (drill.kinds.numeric_grade). The thing counted is read
 from the question's text: the first count noun within three words after "how many" ("how
-many distinct experts") or "the fewest" ("the fewest splits"), "at which position", or "what batch size" (a count of sequences);
-failing those, a question whose answer is tokens or requests counts those. A question whose
-text names no thing ("how many times as large") takes any count noun.
+many distinct experts") or "the fewest" ("the fewest splits"), "at which position",
+"what batch size" (a count of sequences) or "in dollars" (a price); failing those, a
+question whose answer is tokens or requests counts those. A question whose text names no
+thing ("how many times as large") takes any count noun.
 
 A sequence is a request (one per request while serving), so either answers for the other.
+Money ("$0.83", "0.83 USD") answers a question in dollars and no other: "$8" is no answer
+to "how many times as large", and "0.11 GPUs" none to a price.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ _HOW_MANY = re.compile(
 _ASKS = (
     (re.compile(r"\b(?:at )?which position\b", re.IGNORECASE), "position"),
     (re.compile(r"\bwhat batch size\b", re.IGNORECASE), "sequence"),
+    (re.compile(r"\bin (?:US )?dollars\b", re.IGNORECASE), "dollar"),
 )
 # a size counted in bits or bytes, as a plain number ("how many bits does one element take")
 _SIZE_NOUNS = {"bit": "bit", "bits": "bit", "byte": "byte", "bytes": "byte"}
@@ -64,7 +68,11 @@ def other_thing(instance: Instance, asked: str | None, given: str | None, given_
     than the `asked` thing of `instance`. An answer in the question's own dimension of
     tokens or requests counts what the question counts (40,513 tokens for "how many
     positions"), whatever noun it used."""
-    if asked is None or given is None or asked in ("bit", "byte"):
+    if given is None:
+        return False
+    if "dollar" in (asked, given):
+        return asked != given  # money answers a question in dollars, and only that
+    if asked is None or asked in ("bit", "byte"):
         return False
     if given_dim == instance.unit and given_dim in _DIMENSION_NOUN:
         return False

@@ -177,11 +177,14 @@ def grade_numeric(instance: Instance, answer_text: str) -> Verdict:
     if parsed.dimension != dimension and {parsed.dimension, dimension} not in _COUNTS:
         return _grade_wrong_dimension(ctx, parsed)
     if instance.tolerance.accepts(parsed.value, expected):
-        if asked is not None and other_thing(instance, asked, parsed.noun, parsed.dimension):
-            feedback = (
-                f"You answered in {parsed.unit_symbol}; the question counts "
-                f"{plural_of(asked)}: {_count_of(expected, asked)}."
-            )
+        if other_thing(instance, asked, parsed.noun, parsed.dimension):
+            if asked is None:  # money where none is asked
+                feedback = f"You answered in {parsed.unit_symbol}; the answer is no amount of money."
+            else:
+                feedback = (
+                    f"You answered in {parsed.unit_symbol}; the question counts "
+                    f"{plural_of(asked)}: {_count_of(expected, asked)}."
+                )
             return _verdict(ctx, "unit", False, parsed.value, feedback=feedback)
         return _verdict(ctx, "correct", True, parsed.value, feedback="")
     return _diagnose(ctx, parsed, (parsed.value,))
