@@ -230,3 +230,32 @@ def test_the_plan_keeps_easy_days_light():
     # Sat 02-08 (Sun 01-26 is today, the same either way): cards land there only when fsrs's range holds no
     # other day (intervals under 3 days, relearning) or were due there already
     assert weekend == [35.8, 21.6]
+
+
+def test_stats_and_plan_agree_on_the_days_to_the_interview(tmp_path):
+    # one deck order for both, the quiz's (easier first): stats' section is the plan
+    from dbstates import BANK_DIR
+
+    db = _plan_db(tmp_path, "1")
+    now = ["--now", "2026-11-21T12:00:00+00:00"]
+    assert run("config", "interview-date", "2026-11-26", "--db", db, *now).exit_code == 0
+    args = ["--db", db, "--bank", BANK_DIR, *now]
+    from_stats = json.loads(run("stats", *args, "--json").output)["interview"]["plan"]
+    from_plan = json.loads(run("plan", *args, "--json").output)
+    from_plan.pop("suggestion")
+    assert from_stats == from_plan
+
+
+def test_planning_fewer_days_than_are_left_keeps_the_interview_in_view(tmp_path):
+    # the quiz raises retention toward the date whatever day is planned to, so the first
+    # days of `plan --days 2` are the first days of the plan to the interview
+    from dbstates import BANK_DIR
+
+    db = _plan_db(tmp_path, "1")
+    now = ["--now", "2026-11-21T12:00:00+00:00"]
+    assert run("config", "interview-date", "2026-11-26", "--db", db, *now).exit_code == 0
+    args = ["--db", db, "--bank", BANK_DIR, *FIXTURE, *now, "--json"]
+    whole = json.loads(run("plan", *args).output)
+    two = json.loads(run("plan", *args, "--days", "2").output)
+    assert two["interview"] is False and whole["interview"] is True
+    assert two["days"] == whole["days"][:2]

@@ -533,6 +533,12 @@ def id_clashes(bank: Bank, other: Bank) -> list[LintError]:
     return problems
 
 
+def quiz_order(questions: Iterable[Any]) -> list[Any]:
+    """Questions in the order the quiz first asks them: easier first, bank order within a
+    difficulty (drill.study.session; `kvdrill plan` and stats' plan simulate that order)."""
+    return sorted(questions, key=lambda q: q.difficulty)
+
+
 def eligible_questions(questions: Iterable[Any], topic: str | None) -> list[Any]:
     """The questions of `topic` (all when None), in bank order; BankError if none match."""
     questions = list(questions)

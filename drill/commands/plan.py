@@ -81,7 +81,7 @@ Counts are means over the runs; fractions are 0..1.
 @db_option()
 @now_option
 def plan_cmd(minutes, days_ahead, seed, topic, as_json, banks, db_path, now_text):
-    from drill.bank.loader import eligible_questions, load_default_bank
+    from drill.bank.loader import eligible_questions, load_default_bank, quiz_order
     from drill.paths import default_db_path
     from drill.reports.plan_text import render_plan
     from drill.study.readiness import Deck, plan_figures
@@ -107,8 +107,7 @@ def plan_cmd(minutes, days_ahead, seed, topic, as_json, banks, db_path, now_text
         )
     else:
         target = settings.interview_date
-    chosen = eligible_questions(load_default_bank(banks), topic)
-    bank = sorted(chosen, key=lambda q: q.difficulty)  # new ones as the quiz: easier first
+    bank = quiz_order(eligible_questions(load_default_bank(banks), topic))
     deck = Deck(tuple(q.id for q in bank), {q.id: q.topic for q in bank})
     try:
         figures = plan_figures(db, deck, settings, days, now, target, minutes=minutes, seed=seed)

@@ -79,7 +79,8 @@ the same database and time give the same file.
                   predicted for that morning if no review came before it,
                   plan: `kvdrill plan --json` without its suggestion (the
                   days simulated, recall on the day with the reviews to come;
-                  new questions in bank order), while the day is ahead}
+                  new questions easier first, as the quiz and plan take them),
+                  while the day is ahead}
 Fractions are 0..1; accuracy is null for a question never answered.
 """
 
@@ -89,11 +90,12 @@ def bank_lookups(
 ) -> tuple[dict[str, str], dict[str, str], dict[str, tuple[str, ...]]]:
     """Question id -> topic for the bank, misconception id -> name from the catalogue, and
     concept question id -> its key points."""
-    from drill.bank.loader import load_default_bank
+    from drill.bank.loader import load_default_bank, quiz_order
     from drill.bank.misconceptions import load_misconception_catalogue
 
     bank = load_default_bank(bank_paths)
-    topics = {q.id: q.topic for q in bank}
+    # in the quiz's order, which the plan to the interview simulates
+    topics = {q.id: q.topic for q in quiz_order(bank)}
     names = {mid: info.name for mid, info in load_misconception_catalogue().items()}
     points = {
         q.id: tuple(k.point for k in q.key_points) for q in bank if getattr(q, "key_points", None)

@@ -391,7 +391,8 @@ def plan_figures(
         parameters=settings.fsrs_parameters,
         days=days,
         target=target,
-        interview=settings.interview_date if settings.interview_date == target else None,
+        # the quiz schedules toward a date ahead whatever day is planned to (plan --days N)
+        interview=ahead if (ahead := settings.interview_date) and ahead > days.day_of(now) else None,
         easy_days=easy_day_loads(settings.easy_days),
         seconds_per_review=seconds,
         first_good=first_good,
@@ -403,7 +404,7 @@ def plan_figures(
     figures: dict[str, Any] = {
         "now": iso(now),
         "target": target.isoformat(),
-        "interview": setup.interview is not None,
+        "interview": setup.interview is not None and setup.interview == target,
         "days_left": (target - days.day_of(now)).days,
         "questions": len(deck.order),
         "seen_now": sum(1 for row in cards.values() if row["last_review"]),
