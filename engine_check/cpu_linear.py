@@ -7,11 +7,17 @@ the batching the batch experiment measures would be hidden by a library quirk.
 Inference engines on CPUs avoid this by laying the weights out once, ahead of
 time (torch.compile's CPU freezing does it too). Here each weight gets a second,
 oneDNN-prepacked copy, used for 2..64 rows; long prompts keep the default kernels,
-which are the fastest there. For a single row (a GEMV, a decode step of one
-sequence) neither library wins everywhere: MKL's GEMV was the faster on one of our
-machines, oneDNN's packed one 2.7 times as fast on another. `faster_for_one_row`
-times both on the model's largest weight before the experiments, and the faster
-serves single rows for the whole run (the run's config records which).
+which are the fastest there.
+
+A single row (a GEMV, a decode step of one sequence) is a different kernel: oneDNN
+lays the weight out for the row count it is told to expect, and a layout for one row
+streams the weights faster than the layout for eight (on a 2-core EPYC, 27 GB/s
+against 22-24 GB/s, with the read stream at 28-29 GB/s), while the one-row layout
+slows batches of 8 and more by a third. So single rows get a copy of their own in the
+one-row layout, where it wins. Neither library wins a GEMV everywhere: MKL's was the
+faster on one of our machines, oneDNN's packed one 2.7 times as fast on another.
+`faster_for_one_row` times both on the model's largest weight before the experiments,
+and the faster serves single rows for the whole run (the run's config records which).
 
 The oneDNN ops are PyTorch internals, so everything is checked before use and a
 build without them simply keeps the default kernels.
@@ -28,8 +34,10 @@ import torch.nn.functional as F
 
 PACKED_MIN_ROWS = 2
 PACKED_MAX_ROWS = 64
-# oneDNN picks the weight layout for an expected row count; decode batches are small
-_LAYOUT_ROWS_HINT = 8
+# oneDNN picks the weight layout for an expected row count: decode batches are small,
+# and a single row gets a layout of its own
+BATCH_LAYOUT_ROWS = 8
+ONE_ROW_LAYOUT_ROWS = 1
 
 
 def _ops_present() -> bool:
@@ -44,9 +52,10 @@ def _ops_present() -> bool:
         return False
 
 
-def pack_weight(weight: torch.Tensor) -> torch.Tensor:
-    """weight: [out, in] -> the same matrix in oneDNN's blocked layout (an opaque tensor)."""
-    return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), _LAYOUT_ROWS_HINT)
+def pack_weight(weight: torch.Tensor, rows: int = BATCH_LAYOUT_ROWS) -> torch.Tensor:
+    """weight: [out, in] -> the same matrix in oneDNN's blocked layout for activations of
+    about `rows` rows (an opaque tensor)."""
+    return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), rows)
 
 
 def packed_linear(x: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:

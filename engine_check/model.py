@@ -48,19 +48,22 @@ class RMSNorm(nn.Module):
 
 
 class Linear(nn.Module):
-    """y = x @ Wᵀ with W: [out, in]. On a CPU it may also hold a prepacked copy of W for
-    decode steps of a few sequences (see engine_check.cpu_linear)."""
+    """y = x @ Wᵀ with W: [out, in]. On a CPU it may also hold prepacked copies of W: one
+    for decode steps of a few sequences and, where it wins, one laid out for a single
+    row (see engine_check.cpu_linear)."""
 
     def __init__(self, in_features: int, out_features: int, dtype: torch.dtype) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.empty(out_features, in_features, dtype=dtype))
         self.packed: torch.Tensor | None = None
+        self.packed_row: torch.Tensor | None = None  # the one-row layout
         self.packed_min_rows = cpu_linear.PACKED_MIN_ROWS  # 1 where packed wins a GEMV
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.numel() // x.shape[-1]
         if self.packed is not None and cpu_linear.uses_packed(rows, self.packed_min_rows):
-            return cpu_linear.packed_linear(x, self.packed)
+            one_row = rows == 1 and self.packed_row is not None
+            return cpu_linear.packed_linear(x, self.packed_row if one_row else self.packed)
         return F.linear(x, self.weight)
 
 
@@ -169,9 +172,10 @@ def build_model(
 
 def prepack_for_cpu(model: Transformer, *, clock=None) -> int:
     """Give every Linear a prepacked copy of its weight for few-row matmuls, if this torch
-    can (CPU only; costs a second copy of the weights). Single rows use it too where it
-    beats the default kernel on the model's largest weight (timed with `clock`).
-    Returns the fewest rows the packed copies serve (1 or 2), 0 when there are none."""
+    can (CPU only; costs a second copy of the weights). Single rows get a third copy, laid
+    out for one row, where that beats the default kernel on the model's largest weight
+    (timed with `clock`). Returns the fewest rows the packed copies serve (1 or 2), 0
+    when there are none."""
     weight = model.output.weight
     if weight.device.type != "cpu" or not cpu_linear.prepack_works(weight.dtype):
         return 0
@@ -180,12 +184,17 @@ def prepack_for_cpu(model: Transformer, *, clock=None) -> int:
         for module in linears:
             module.packed = cpu_linear.pack_weight(module.weight)
         largest = max(linears, key=lambda module: module.weight.numel())
+        one_row = cpu_linear.pack_weight(largest.weight, cpu_linear.ONE_ROW_LAYOUT_ROWS)
         row = torch.ones(1, 1, largest.weight.shape[1], dtype=weight.dtype)
         packed_wins = cpu_linear.faster_for_one_row(
             lambda: F.linear(row, largest.weight),
-            lambda: cpu_linear.packed_linear(row, largest.packed),
+            lambda: cpu_linear.packed_linear(row, one_row),
             **({} if clock is None else {"clock": clock}),
         )
+        for module in linears if packed_wins else []:
+            module.packed_row = cpu_linear.pack_weight(
+                module.weight, cpu_linear.ONE_ROW_LAYOUT_ROWS
+            )
     min_rows = 1 if packed_wins else cpu_linear.PACKED_MIN_ROWS
     for module in linears:
         module.packed_min_rows = min_rows

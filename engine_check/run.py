@@ -178,7 +178,8 @@ def run_engine_check(
         "weight_bytes": plan.model.params * DTYPE_BYTES[dtype_name],
         "decode_runner": decode_runner,
         # CPU: decode steps of 2..64 sequences use weights prepacked once (cpu_linear.py),
-        # and of one sequence too where that beats the default kernel here
+        # and steps of one sequence a copy laid out for one row where that beats the
+        # default kernel here
         "cpu_prepacked_linears": packed_min_rows > 0,
         "cpu_packed_min_rows": packed_min_rows or None,
         "seed": seed,

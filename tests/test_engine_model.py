@@ -199,6 +199,43 @@ def test_a_single_sequence_decodes_through_the_packed_weights_where_they_win():
     torch.testing.assert_close(got, decode_step(plain, step, 6), rtol=1e-5, atol=1e-5)
 
 
+def test_one_row_reads_a_copy_laid_out_for_one_row_and_the_logits_stay_the_same():
+    """A batch-1 decode step goes through the one-row copies, a batch of 4 through the
+    batch copies, and both give the default kernel's logits."""
+    from engine_check import cpu_linear
+    from engine_check.model import Linear
+
+    cfg, plain, packed, min_rows = twin_models(steps(3, 1))
+    linears = [m for m in packed.modules() if isinstance(m, Linear)]
+    assert min_rows == 1 and len(linears) == 4 * cfg.layers + 1
+    assert all(m.packed_row is not None and m.packed is not None for m in linears)
+    assert all(m.packed_row is None for m in plain.modules() if isinstance(m, Linear))
+    real = cpu_linear.packed_linear
+    for batch, copy in ((1, "packed_row"), (4, "packed")):
+        tokens = torch.randint(0, cfg.vocab, (batch, 6), generator=torch.Generator().manual_seed(1))
+        for model in (plain, packed):
+            model.setup_cache(batch)
+            prefill(model, tokens)
+        step = torch.randint(0, cfg.vocab, (batch, 1), generator=torch.Generator().manual_seed(2))
+        wanted = {id(getattr(m, copy)) for m in linears}
+        used = []
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(
+                cpu_linear, "packed_linear", lambda x, w, u=used: u.append(id(w)) or real(x, w)
+            )
+            got = decode_step(packed, step, 6)
+        assert len(used) == len(linears) and set(used) == wanted
+        torch.testing.assert_close(got, decode_step(plain, step, 6), rtol=1e-5, atol=1e-5)
+
+
+def test_where_the_default_kernel_wins_a_row_no_one_row_copy_is_kept():
+    from engine_check.model import Linear
+
+    _cfg, _plain, packed, min_rows = twin_models(steps(1, 3))
+    assert min_rows == 2
+    assert all(m.packed_row is None for m in packed.modules() if isinstance(m, Linear))
+
+
 def test_cached_decode_equals_recompute_with_prepacked_linears():
     from engine_check import cpu_linear
     from engine_check.model import prepack_for_cpu
