@@ -80,6 +80,14 @@ ROWS = [
     # mla-latent-per-request 1: 61 x 576 x 2 B x 8,192 = 549 MiB; at 1 byte 274.5 MiB
     ("mla-latent-per-request", 1, "549 MiB", "correct", None),
     ("mla-latent-per-request", 1, "274.5 MiB", "misconception", "wrong-dtype-bytes"),
+    # disagg-link-time 1: 256 x 10^6 B over 400 Gb/s = 50 x 10^9 B/s: 5.12 ms; the 256 MB
+    # read as MiB, 268,435,456 B: 5.37 ms
+    ("disagg-link-time", 1, "5.12 ms", "correct", None),
+    ("disagg-link-time", 1, "5.37 ms", "misconception", "gb-vs-gib"),
+    # wq-w4a16-compute-bound-batch 1: 989 / 3.35 / 4 = 73.8 sequences; 3.35 TB/s read as
+    # TiB/s (3.683 x 10^12 B/s): 67.1
+    ("wq-w4a16-compute-bound-batch", 1, "74", "correct", None),
+    ("wq-w4a16-compute-bound-batch", 1, "67", "misconception", "gb-vs-gib"),
     # on 2230 (2-byte elements), 256 MiB is both half of K+V and 1-byte elements: the tie
     # names the K+V factor (the row above); 7 query heads a KV head, so no tie on doubling
     # requests-fit-after-weights 1: an H200, (141 x 2^30 - 14e9) B / (2 x 32 x 8 x 128 x

@@ -345,6 +345,12 @@ def _factors(node: ast.expr) -> Iterator[ast.expr]:
         yield node
 
 
+def product_factors(node: ast.expr) -> Iterator[list[ast.expr]]:
+    """The products a tree holds, each as its numerator's factors (sums among them
+    multiplied out)."""
+    return _terms(node)
+
+
 def _terms(node: ast.expr) -> Iterator[list[ast.expr]]:
     """The products a tree holds, each as its numerator's factors, with a sum among the
     factors multiplied out: (a + b) * c holds a * c and b * c."""

@@ -16,8 +16,10 @@ nothing. The report, one block per numeric template in bank order:
 
 A slip the catalogue names is one that leaves out a factor whose role has a mistake of
 its own (CATALOGUE_DROPS: the layers are forgot-layers, the tokens per-token-not-total,
-the requests forgot-requests, the element size wrong-dtype-bytes), or the K-and-V 2 of
-a KV-size product (forgot-kv-factor); not a factor left out of one part of the answer
+the requests forgot-requests, the element size wrong-dtype-bytes), the K-and-V 2 of a
+KV-size product (forgot-kv-factor), a 2 beside a parameter count (2 FLOPs a parameter
+and token: flops-2x; 2 bytes a weight: wrong-dtype-bytes), or a size in decimal units
+read with the binary prefix (gb-vs-gib); not a factor left out of one part of the answer
 while another part keeps it (the layers of the grouped cache only, in a difference of two
 caches), which nobody does. Those the template must name; the others (a doubled answer, a
 dropped constant) are left to the author's judgement.
@@ -34,7 +36,12 @@ from typing import Any
 
 from drill.bank.loader import Bank, display_path
 from drill.bank.schema import NumericQuestion
-from drill.bank.template_formula import inlined_answer, kv_product, template_roles
+from drill.bank.template_formula import (
+    inlined_answer,
+    kv_product,
+    product_factors,
+    template_roles,
+)
 from drill.errors import BankError
 from drill.kinds.instance import InstanceError
 from drill.kinds.numeric_draw import NumericDraw, draw_numeric
@@ -70,9 +77,14 @@ def catalogue_mistake(question: NumericQuestion, names: tuple[str, ...]) -> str 
     roles = template_roles(question)
     for name in names:
         words = name.split()
+        if words[:1] == ["read"] and len(words) == 4 and words[2] == "as":
+            return "gb-vs-gib"  # a decimal size read with the binary prefix
         if words[:2] != ["drop", "factor"] or len(words) < 3 or words[3:4] not in ([], ["in"]):
             continue
         factor, where = words[2], words[4] if len(words) > 4 else "answer"
+        per_parameter = _per_parameter_two(question, where) if factor == "2" else None
+        if per_parameter is not None:
+            return per_parameter
         if factor == "2":
             # the 2 of K and V only where the product it sits in is the KV size: the 2 of
             # `weights = params * 2` in the same template is an element size
@@ -87,6 +99,24 @@ def catalogue_mistake(question: NumericQuestion, names: tuple[str, ...]) -> str 
         if where != "answer" and _uses(inlined_answer(question), factor) > 1:
             continue  # left out of one part only
         return CATALOGUE_DROPS[role.name]
+    return None
+
+
+# roles that count tokens: 2 x parameters x tokens is a FLOP count
+_TOKEN_ROLES = frozenset({"prompt", "tokens", "seq", "batch"})
+
+
+def _per_parameter_two(question: NumericQuestion, where: str) -> str | None:
+    """The catalogue's mistake for leaving out a literal 2 that multiplies a parameter
+    count in `where` (the answer or a derived value): the 2 FLOPs of a multiply-add where
+    the product counts tokens too (flops-2x), else 2 bytes a weight (wrong-dtype-bytes);
+    None where no such 2 is."""
+    part = question if where == "answer" else replace(question, answer=where)
+    roles = template_roles(question)
+    for factors in product_factors(inlined_answer(part)):
+        names = {roles[f.id].name for f in factors if isinstance(f, ast.Name) and f.id in roles}
+        if "params" in names and any(isinstance(f, ast.Constant) and f.value == 2 for f in factors):
+            return "flops-2x" if names & _TOKEN_ROLES else "wrong-dtype-bytes"
     return None
 
 
