@@ -259,3 +259,23 @@ def test_planning_fewer_days_than_are_left_keeps_the_interview_in_view(tmp_path)
     two = json.loads(run("plan", *args, "--days", "2").output)
     assert two["interview"] is False and whole["interview"] is True
     assert two["days"] == whole["days"][:2]
+
+
+def test_the_plan_wraps_its_sentences_at_the_terminals_width(tmp_path):
+    from dbstates import BANK_DIR
+
+    db = _plan_db(tmp_path, "1")
+    args = ["plan", "--db", db, "--bank", BANK_DIR, *FIXTURE, "--days", "5", "--minutes", "2"]
+    result = CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "60"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[:2] == [
+        "Plan for the 5 days to 2026-11-26: 3 questions, 1 answered",
+        "so far.",
+    ]
+    # sentences within 60 columns, broken between words; the tables stay whole
+    assert all(len(line) <= 60 or line.startswith("  ") for line in lines)
+    assert "  day          reviews   new  minutes" in lines
+    # piped without COLUMNS, nothing is wrapped
+    plain = run(*args).output.splitlines()
+    assert plain[0] == "Plan for the 5 days to 2026-11-26: 3 questions, 1 answered so far."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from datetime import timedelta, timezone
 
 import click
@@ -82,6 +83,7 @@ Counts are means over the runs; fractions are 0..1.
 @now_option
 def plan_cmd(minutes, days_ahead, seed, topic, as_json, banks, db_path, now_text):
     from drill.bank.loader import eligible_questions, load_default_bank, quiz_order
+    from drill.commands.terminal import text_width
     from drill.paths import default_db_path
     from drill.reports.plan_text import render_plan
     from drill.study.readiness import Deck, plan_figures
@@ -117,4 +119,4 @@ def plan_cmd(minutes, days_ahead, seed, topic, as_json, banks, db_path, now_text
     if as_json:
         click.echo(json.dumps(figures, indent=2))
     else:
-        click.echo(render_plan(figures), nl=False)
+        click.echo(render_plan(figures, columns=text_width(sys.stdout)), nl=False)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from drill.study.screen import wrap_line
+
 
 def _pct(fraction: float) -> str:
     return f"{100 * fraction:.0f} %"
@@ -34,7 +36,9 @@ def summary_lines(plan: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render_plan(plan: Mapping[str, Any]) -> str:
+def render_plan(plan: Mapping[str, Any], columns: int | None = None) -> str:
+    """`kvdrill plan`'s text; with `columns`, its sentences wrapped between words at that
+    width (the tables, indented, are kept whole), as stats wraps."""
     settings = plan["settings"]
     timing = (
         f"the median of your {settings['timed_answers']} timed answers"
@@ -74,6 +78,12 @@ def render_plan(plan: Mapping[str, Any]) -> str:
     suggestion = plan.get("suggestion")
     if suggestion is not None:
         lines += ["", _suggestion_line(suggestion)]
+    if columns:
+        lines = [
+            piece
+            for line in lines
+            for piece in ([line] if line.startswith("  ") else wrap_line(line, columns))
+        ]
     return "\n".join(lines) + "\n"
 
 
