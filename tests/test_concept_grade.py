@@ -121,7 +121,7 @@ def test_a_wrong_claim_is_named_in_the_feedback_and_the_checklist():
     verdict = grade(PREFIX, "it speeds up decode, and queueing counts")
     assert verdict.feedback == (
         "Covered: Queueing is part of TTFT.\n"
-        "Missed: It lowers TTFT.; The shared prefix's prefill is skipped.\n"
+        "Missed: It lowers TTFT; The shared prefix's prefill is skipped.\n"
         'Careful: "a prefix hit speeds up decode steps" is wrong.'
     )
     assert kind_of("concept").verdict_lines(PREFIX, verdict) == [
@@ -290,3 +290,16 @@ def test_the_phrasings_file_is_checked():
             path.write_text(bad)
             with pytest.raises(BankError, match=r"^phrasings.yaml: "):
                 load_groups(path)
+
+
+def test_key_points_in_one_line_never_read_full_stop_semicolon():
+    from drill.kinds.concept import points_text
+
+    assert points_text(["It lowers TTFT.", "The prefill is skipped."]) == (
+        "It lowers TTFT; The prefill is skipped."
+    )
+    assert points_text(["Decode is bandwidth-bound", "GQA shrinks the cache"]) == (
+        "Decode is bandwidth-bound; GQA shrinks the cache"
+    )
+    assert points_text(["One point."]) == "One point."
+    assert points_text([]) == ""

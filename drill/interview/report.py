@@ -24,6 +24,7 @@ from typing import Any
 from drill.interview.loop import Answer, InterviewResult
 from drill.interview.plan import clock
 from drill.kinds import kind_of
+from drill.kinds.concept import points_text
 from drill.reports.html_page import REPORT_CSS, page_head
 from drill.reports.markdown_text import md_cell, md_code, md_escape
 from drill.text import printable
@@ -298,7 +299,7 @@ def render_text(report: Report) -> str:
         if row.mistake:
             out.append(f"   Mistake: {row.mistake}")
         if row.missed and row.answer is not None:
-            out.append(f"   Missed:  {'; '.join(row.missed)}")
+            out.append(f"   Missed:  {points_text(row.missed)}")
     if report.topics:
         out += ["", "By topic"]
         width = max(len(t.topic) for t in report.topics)

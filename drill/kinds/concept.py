@@ -80,9 +80,9 @@ class ConceptKind(Kind):
         rating = suggestion(text, found.covered, claims, any(found.conflicted))
         lines = []
         if got:
-            lines.append("Covered: " + "; ".join(got))
+            lines.append("Covered: " + points_text(got))
         if missed:
-            lines.append("Missed: " + "; ".join(missed))
+            lines.append("Missed: " + points_text(missed))
         lines += [careful(claim) for claim in claims]
         if fragment_parts(text):
             lines.append(LIST_NOTE)
@@ -213,6 +213,14 @@ def rating_from_ticks(ticks: Sequence[bool]) -> int:
     if got == 0 or (got == 1 and count > 1):
         return AGAIN
     return GOOD if got == count else HARD
+
+
+def points_text(points: Sequence[str]) -> str:
+    """Key points in one line, each closed by its own full stop where it has one, joined
+    by semicolons ("It lowers TTFT; The prefix is skipped."), never ".;"."""
+    return "; ".join(point.rstrip(".") for point in points) + (
+        "." if points and points[-1].endswith(".") else ""
+    )
 
 
 def careful(claim: str) -> str:
