@@ -170,7 +170,7 @@ questions:
     _, problems = read_bank([path])
     assert [str(p) for p in problems] == [
         f"{path}:8: q-nested: unknown field 'params.n.stepp'",
-        f"{path}:9: q-nested: params.m: a param needs one of the keys range, choices, preset or gpu",
+        f"{path}:9: q-nested: params.m: a param needs one of the keys range, choices, preset, gpu or run",
         f"{path}:13: q-nested: tolerance: tolerance needs exactly one of rel, abs, sig",
     ]
 

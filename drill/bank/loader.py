@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -379,19 +379,44 @@ class QuestionSource:
 
 
 class Bank:
-    """Validated questions by id, in file order, with where each came from."""
+    """Validated questions by id, in file order, with where each came from.
+
+    A template drawn from the user's own measurements (a `run:` param) is in the bank only
+    when `measured` holds every field it reads (drill.bank.run_params); until then it waits
+    apart: not iterated, not counted, and `get` says what it waits for. `with_runs` gives
+    the bank with the measurements of a stored run.
+    """
 
     def __init__(
-        self, decks: Sequence[DeckInfo], loaded: Sequence[tuple[DeckInfo, LoadedQuestion]]
+        self,
+        decks: Sequence[DeckInfo],
+        loaded: Sequence[tuple[DeckInfo, LoadedQuestion]],
+        measured: Mapping[str, Any] | None = None,
     ):
-        self.decks: tuple[DeckInfo, ...] = tuple(decks)
+        from drill.bank.run_params import bind_run_params
+
+        self._read = (tuple(decks), tuple(loaded))
+        self.measured: Mapping[str, Any] = measured or {}
         self._questions: dict[str, Any] = {}
         self._sources: dict[str, QuestionSource] = {}
         self._raw_from_source: dict[str, Any] = {}
+        self.waiting: dict[str, Any] = {}  # id -> template whose run is not stored
         for deck, item in loaded:
             qid = item.question.id
-            self._questions[qid] = item.question
+            question = bind_run_params(item.question, self.measured)
+            if question is None:
+                self.waiting[qid] = item.question
+                continue
+            self._questions[qid] = question
             self._sources[qid] = QuestionSource(deck.path, item.line, deck.name, item.raw)
+        self.decks: tuple[DeckInfo, ...] = tuple(
+            replace(d, question_ids=tuple(q for q in d.question_ids if q not in self.waiting))
+            for d in decks
+        )
+
+    def with_runs(self, measured: Mapping[str, Any]) -> Bank:
+        """This bank with the templates `measured` (drill.serving.measured) can fill in."""
+        return Bank(*self._read, measured)
 
     def __len__(self) -> int:
         return len(self._questions)
@@ -415,6 +440,10 @@ class Bank:
         try:
             return self._questions[qid]
         except KeyError:
+            if qid in self.waiting:
+                from drill.bank.run_params import waiting_reason
+
+                raise BankError(waiting_reason(self.waiting[qid], self.measured)) from None
             raise BankError(unknown_id_message(qid, self.ids)) from None
 
     def source(self, qid: str) -> QuestionSource:

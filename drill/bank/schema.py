@@ -190,6 +190,40 @@ class GpuParam:
     gpu: Annotated[list[GpuKey], Field(min_length=1)]
 
 
+def _run_field(name: str) -> str:
+    """A field of drill.serving.measured.RUN_FIELDS."""
+    from drill.errors import did_you_mean
+    from drill.serving.measured import RUN_FIELDS
+
+    if name in RUN_FIELDS:
+        return name
+    hint = did_you_mean(name, list(RUN_FIELDS)) or f"known: {', '.join(RUN_FIELDS)}"
+    raise ValueError(f"unknown run field {name!r}; {hint}")
+
+
+@_record
+class RunParam:
+    """A number (or name) from the user's latest stored run: `run: engine.decode_ms`
+    (the fields are drill.serving.measured.RUN_FIELDS).
+
+    A template with a run param is asked only when that run is stored; lint and `bank
+    coverage` check it with a fixed example run.
+    """
+
+    __pydantic_config__ = _CONFIG
+
+    run: Annotated[str, AfterValidator(_run_field)]
+
+
+@_record
+class MeasuredParam(ChoiceParam):
+    """A run param filled in with its one measured value (drill.bank.run_params): drawn as
+    a one-value `choices`; a figure quoted for context (the run's number, a second measured
+    figure) may appear in the texts without feeding the answer."""
+
+    run: str
+
+
 def _param_kind(value: object) -> str | None:
     """Which kind of param a mapping is, from the key that defines it.
 
@@ -202,11 +236,12 @@ def _param_kind(value: object) -> str | None:
             ("choices", "ChoiceParam"),
             ("preset", "PresetParam"),
             ("gpu", "GpuParam"),
+            ("run", "RunParam"),
         ):
             if key in value:
                 return tag
         return None
-    kinds = (RangeParam, ChoiceParam, PresetParam, GpuParam)
+    kinds = (RangeParam, ChoiceParam, PresetParam, GpuParam, RunParam)
     return type(value).__name__ if isinstance(value, kinds) else None
 
 
@@ -545,11 +580,12 @@ def _define_validation_names() -> None:
         Annotated[RangeParam, Tag("RangeParam")]
         | Annotated[ChoiceParam, Tag("ChoiceParam")]
         | Annotated[PresetParam, Tag("PresetParam")]
-        | Annotated[GpuParam, Tag("GpuParam")],
+        | Annotated[GpuParam, Tag("GpuParam")]
+        | Annotated[RunParam, Tag("RunParam")],
         Discriminator(
             _param_kind,
             custom_error_type="param_kind",
-            custom_error_message="a param needs one of the keys range, choices, preset or gpu",
+            custom_error_message="a param needs one of the keys range, choices, preset, gpu or run",
         ),
     ]
     namespace["Question"] = Annotated[

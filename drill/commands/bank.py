@@ -23,11 +23,20 @@ def list_cmd(topic: str | None, as_json: bool, banks: tuple[Path, ...]) -> None:
     """List the questions of the built-in deck and any extra banks.
 
     --json prints a list of objects with id, kind, topic, difficulty, tags,
-    deck, file and line.
+    deck, file and line. Questions drawn from your own measurements are listed once
+    the run they read is stored in the database; until then one line says so.
     """
     from drill.bank.loader import display_path, eligible_questions, load_default_bank
+    from drill.bank.run_params import waiting_line
+    from drill.commands.measurements import measured_at
+    from drill.errors import BankError
 
-    loaded = load_default_bank(banks)
+    measured = measured_at(None)
+    loaded = load_default_bank(banks).with_runs(measured)
+    held = {qid: q for qid, q in loaded.waiting.items() if topic in (None, q.topic)}
+    waiting = waiting_line(held, measured)
+    if waiting and not any(q.topic == topic for q in loaded) and topic is not None:
+        raise BankError(waiting)  # every question of the topic waits for a run
     rows = []
     for question in eligible_questions(loaded, topic):
         source = loaded.source(question.id)
@@ -45,8 +54,10 @@ def list_cmd(topic: str | None, as_json: bool, banks: tuple[Path, ...]) -> None:
         )
     if as_json:
         click.echo(json.dumps(rows, indent=2))
-        return
-    _print_table(rows)
+    else:
+        _print_table(rows)
+    if waiting:
+        click.echo(waiting, err=True)
 
 
 def _print_table(rows: list[dict]) -> None:
@@ -97,8 +108,11 @@ def lint_cmd(paths: tuple[Path, ...], draws: int, coverage: bool) -> None:
     from drill.bank.lint import lint_bank
     from drill.bank.loader import builtin_bank_files, id_clashes, read_bank
     from drill.kinds import kind_of
+    from drill.serving.measured import EXAMPLE_MEASURED
 
     loaded, problems = read_bank(paths or builtin_bank_files())
+    # templates drawn from the user's runs are checked with a fixed example run
+    loaded = loaded.with_runs(EXAMPLE_MEASURED)
     if paths:
         builtin, _ = read_bank(builtin_bank_files())
         problems += id_clashes(loaded, builtin)
@@ -175,8 +189,10 @@ def coverage_cmd(topic: str | None, draws: int, as_json: bool, banks: tuple[Path
     from drill.bank.misconceptions import load_misconception_catalogue
     from drill.kinds import KINDS
     from drill.serving.kvmath import load_presets
+    from drill.serving.measured import EXAMPLE_MEASURED
 
-    loaded = load_default_bank(banks)
+    # what the deck asks, those drawn from the user's runs with a fixed example run
+    loaded = load_default_bank(banks).with_runs(EXAMPLE_MEASURED)
     questions = eligible_questions(loaded, topic)
     report = deck_coverage(
         loaded, questions, KINDS, load_misconception_catalogue(), load_presets(), draws

@@ -164,7 +164,9 @@ def interview(ctx, minutes, count, topic, seed, focus, report_paths, as_json, ba
     try:
         # answers a busy or full database refused last time, before anything is asked
         merge_unsaved_answers(db, read_settings(db).scheduler(fuzz=not no_fuzz), err=as_json)
-        bank = load_default_bank(banks)
+        from drill.serving.measured import latest_measured
+
+        bank = load_default_bank(banks).with_runs(latest_measured(db))
         questions = eligible_questions(bank, topic)
         if seed is None:
             seed = secrets.randbelow(2**31)

@@ -21,8 +21,12 @@ def _instance(question_id: str, seed: int, banks: tuple[Path, ...]):
     from drill.bank.loader import load_default_bank
     from drill.kinds import make_instance
 
-    question = load_default_bank(banks).get(question_id)
-    return make_instance(question, seed)
+    bank = load_default_bank(banks)
+    if question_id in bank.waiting:  # drawn from the user's runs: read the latest ones
+        from drill.commands.measurements import measured_at
+
+        bank = bank.with_runs(measured_at(None))
+    return make_instance(bank.get(question_id), seed)
 
 
 def _kind(instance):
@@ -171,7 +175,9 @@ def _seed_not_needed(question_id: str, banks: tuple[Path, ...]) -> int:
     for every seed; a usage error for the others, whose draw depends on it."""
     from drill.bank.loader import load_default_bank
 
-    kind = load_default_bank(banks).get(question_id).kind
+    bank = load_default_bank(banks)
+    question = bank.waiting.get(question_id) or bank.get(question_id)
+    kind = question.kind
     if kind == "concept":
         return 0
     depends = "draws its numbers" if kind == "numeric" else "shuffles what it shows"

@@ -160,7 +160,10 @@ def quiz(topic, new_limit, max_items, seed, cram, banks, db_path, retention, dri
             drill=drill,
             interview=settings.interview_date,
         )
-        bank = load_default_bank(banks)
+        from drill.serving.measured import latest_measured
+
+        # questions drawn from the user's own latest runs join when a run is stored
+        bank = load_default_bank(banks).with_runs(latest_measured(db))
         with ending_signals():  # SIGTERM and SIGHUP end the session as Ctrl-C does
             result = run_session(db, bank, options, io, days=days)
     finally:

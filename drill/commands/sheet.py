@@ -81,7 +81,10 @@ def sheet(count, seed, topic, focus, fmt, output, key_path, banks, db_path, now_
     if output is not None and key_path is not None and output.resolve() == key_path.resolve():
         raise KvdrillError(f"the sheet and its key would both be written to {output}")
     check_outputs([output, key_path], protected)  # both, before either is written
-    questions = eligible_questions(load_default_bank(banks), topic)
+    from drill.commands.measurements import measured_at
+
+    bank = load_default_bank(banks).with_runs(measured_at(db_path))
+    questions = eligible_questions(bank, topic)
     if seed is None:
         seed = secrets.randbelow(2**31)
     weights = None

@@ -27,7 +27,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from drill.bank.schema import GpuParam, NumericQuestion, PresetParam
+from drill.bank.schema import GpuParam, MeasuredParam, NumericQuestion, PresetParam
 from drill.errors import BankError, ExprError
 from drill.kinds.instance import InstanceError
 from drill.kinds.numeric_draw import (
@@ -205,13 +205,28 @@ def _check_placeholders(question, report, known) -> set[str]:
     return shown
 
 
+def _quoted_measurements(question: NumericQuestion) -> set[str]:
+    """The measured params (drill.bank.run_params) some text of the template shows."""
+    from drill.quantities.render import placeholders
+
+    measured = {n for n, p in question.params.items() if isinstance(p, MeasuredParam)}
+    if not measured:
+        return set()
+    texts = [question.prompt, question.explanation or "", question.hint or "",
+             *question.solution, *(m.feedback or "" for m in question.misconceptions)]  # fmt: skip
+    return measured & {p.name for text in texts for p in placeholders(text)}
+
+
 def _check_params_used(question, report, defined, used, shown, derived_uses) -> None:
     """Each param feeds an expression and reaches the prompt, itself or via a derived value."""
     shown_closure = set(shown)
     for name in reversed(list(question.derived)):
         if name in shown_closure:
             shown_closure |= derived_uses.get(name, set())
+    quoted = _quoted_measurements(question)
     for name, names in defined.items():
+        if name in quoted and not names & used:  # a measured figure quoted for context
+            continue
         param = question.params[name]
         text_only = getattr(param, "choices", None) and all(
             isinstance(c, str) for c in param.choices

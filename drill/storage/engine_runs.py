@@ -46,6 +46,14 @@ def latest_engine_run(db) -> dict[str, Any] | None:
     return None if row is None else _result(*row)
 
 
+def latest_engine_run_with_id(db) -> tuple[int, dict[str, Any]] | None:
+    """(id, result object) of the most recently created run, or None when none is stored."""
+    row = db.conn.execute(
+        "SELECT id, result FROM engine_runs ORDER BY created_at DESC, id DESC LIMIT 1"
+    ).fetchone()
+    return None if row is None else (int(row[0]), _result(*row))
+
+
 def engine_run_index(db) -> list[tuple[int, str | None]]:
     """(id, device name) of every stored run, newest first; no result is parsed, so this
     stays cheap however many runs are stored."""
