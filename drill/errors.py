@@ -65,10 +65,13 @@ def close_names(typed: str, known: Sequence[str], *, cutoff: float = 0.6) -> lis
     contain it."""
     import difflib
 
-    starts = [name for name in known if typed and name.startswith(typed)]
-    similar = difflib.get_close_matches(typed, known, n=3, cutoff=cutoff)
-    within = [name for name in known if typed and typed in name]
-    return list(dict.fromkeys(starts + similar + within))[:3]
+    # compared without case ("QUERY-HEADS" is query-heads); the known spelling is shown
+    spelled = {name.casefold(): name for name in reversed(known)}
+    typed, folded = typed.casefold(), list(dict.fromkeys(name.casefold() for name in known))
+    starts = [name for name in folded if typed and name.startswith(typed)]
+    similar = difflib.get_close_matches(typed, folded, n=3, cutoff=cutoff)
+    within = [name for name in folded if typed and typed in name]
+    return [spelled[name] for name in dict.fromkeys(starts + similar + within)][:3]
 
 
 def did_you_mean(typed: str, known: Sequence[str], *, cutoff: float = 0.6) -> str | None:

@@ -91,3 +91,12 @@ def test_without_a_database_the_catalogue_is_listed_and_no_file_is_made(tmp_path
     assert result.output.startswith("None of the ")
     assert "     -  -     forgot-kv-factor  " in result.output
     assert not (tmp_path / "none.db").exists()
+
+
+def test_did_you_mean_compares_without_case_and_shows_the_known_spelling():
+    from drill.errors import did_you_mean
+
+    known = ["query-heads", "forgot-layers", "A100-80GB"]
+    assert did_you_mean("QUERY-HEADS", known) == "did you mean query-heads?"
+    assert did_you_mean("a100", known) == "did you mean A100-80GB?"
+    assert did_you_mean("astrology", known) is None
