@@ -368,8 +368,27 @@ def test_a_sheet_asks_them_only_once_a_run_is_stored(tmp_path):
     args = ["sheet", "--topic", "your-measurements", "-n", "3", "--seed", "5", "--db", str(db_path)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1
-    assert "no questions with topic 'your-measurements'" in result.output
+    assert result.output == (
+        "Error: 5 questions drawn from your own measurements wait for a stored run: 3 for "
+        "`kvdrill engine run --quick`, 2 for `kvdrill engine probe URL`.\n"
+    )
     store(open_db(db_path), engine=[GPU_RUN]).conn.close()
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0
     assert "NVIDIA H200" in result.stdout
+
+
+def test_the_quiz_asks_them_once_a_run_is_stored(tmp_path):
+    db_path = tmp_path / "k.db"
+    args = ["quiz", "--db", str(db_path), "--topic", "your-measurements", "--seed", "1"]
+    args += ["--now", "2026-03-07T08:00:00+00:00", "--no-fuzz"]
+    result = CliRunner().invoke(cli, args, input="q\n")
+    assert result.exit_code == 1
+    assert result.output.endswith(
+        "Error: 5 questions drawn from your own measurements wait for a stored run: 3 for "
+        "`kvdrill engine run --quick`, 2 for `kvdrill engine probe URL`.\n"
+    )
+    store(open_db(db_path), probes=[SMALL_PROBE]).conn.close()
+    result = CliRunner().invoke(cli, args, input="2.627\nq\n")
+    assert result.exit_code == 0, result.output
+    assert "Your probe 1 of llama-3.1-8b-instruct kept 16 requests in flight" in result.output

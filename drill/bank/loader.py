@@ -569,11 +569,19 @@ def quiz_order(questions: Iterable[Any]) -> list[Any]:
 
 
 def eligible_questions(questions: Iterable[Any], topic: str | None) -> list[Any]:
-    """The questions of `topic` (all when None), in bank order; BankError if none match."""
+    """The questions of `topic` (all when None), in bank order; BankError if none match
+    (saying what they wait for when the topic's questions wait for a stored run)."""
+    waiting = getattr(questions, "waiting", {})
+    measured = getattr(questions, "measured", {})
     questions = list(questions)
     if topic is None:
         return questions
     chosen = [q for q in questions if q.topic == topic]
+    held = {qid: q for qid, q in waiting.items() if q.topic == topic}
+    if not chosen and held:
+        from drill.bank.run_params import waiting_line
+
+        raise BankError(waiting_line(held, measured) or "")
     if not chosen:
         topics = sorted({q.topic for q in questions})
         listed = ", ".join(topics) if topics else "none: the bank is empty"

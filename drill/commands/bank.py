@@ -29,14 +29,10 @@ def list_cmd(topic: str | None, as_json: bool, banks: tuple[Path, ...]) -> None:
     from drill.bank.loader import display_path, eligible_questions, load_default_bank
     from drill.bank.run_params import waiting_line
     from drill.commands.measurements import measured_at
-    from drill.errors import BankError
-
     measured = measured_at(None)
     loaded = load_default_bank(banks).with_runs(measured)
     held = {qid: q for qid, q in loaded.waiting.items() if topic in (None, q.topic)}
     waiting = waiting_line(held, measured)
-    if waiting and not any(q.topic == topic for q in loaded) and topic is not None:
-        raise BankError(waiting)  # every question of the topic waits for a run
     rows = []
     for question in eligible_questions(loaded, topic):
         source = loaded.source(question.id)
