@@ -142,9 +142,13 @@ def decode_memory_bound(result: dict) -> dict:
     peak = result.get("peaks", {}).get("bandwidth_bytes_per_s")
     stream = deepest["bytes"] / seconds
     mbu = f", {pct(stream / peak)} of the measured memory bandwidth (MBU)" if peak else ""
-    # a decode step only reads its weights: the read stream is its own yardstick
+    # a decode step only reads its weights: the read stream is its own yardstick, best
+    # timed beside the step (a virtual machine's bandwidth drifts)
     reads = [k["rate"] for k in result.get("peaks", {}).get("kernels") or [] if k["name"] == "read"]
-    if reads:
+    pair = result.get("stream_pair")
+    if pair:
+        mbu += f" and {pct(pair['fraction'])} of a read of the same weights timed in turns with it"
+    elif reads:
         mbu += f" and {pct(stream / max(reads))} of the read stream"
     text = (
         f"{_x(flops_ratio)} the FLOPs (batch {flops_rows[0]['batch']} to "

@@ -180,6 +180,50 @@ def run_depth(bench: Bench) -> list[dict]:
     return rows
 
 
+def run_stream_pair(bench: Bench) -> dict:
+    """(b'') A batch-1 decode step and a plain read of the same weights (a sum over each
+    matmul's weight, as the read-stream peak sums one large tensor), timed in turns:
+    the share of the read stream a step reaches, with both measured at the same moments.
+    A virtual machine's memory bandwidth drifts as its neighbours load the host, so a
+    step set against a read stream timed minutes earlier can read low or high."""
+    from engine_check.model import Linear
+
+    bench.tick("decode step beside a read of the same weights")
+    context_len = bench.plan.batch_context_len
+    bench.model.setup_cache(1, context_len)
+    token, pos = bench.tokens(1, 1), context_len - 1
+    weights = [m.weight for m in bench.model.modules() if isinstance(m, Linear)]
+    step = bench.step_fn(lambda: decode_step(bench.model, token, pos))
+
+    def read() -> None:
+        for weight in weights:
+            torch.sum(weight)
+
+    for fn in (step, read):  # warm-ups
+        for _ in range(max(1, bench.plan.warmups)):
+            bench.timer.time_ms(fn)
+    meter = bench.new_meter()
+    meter.start()
+    step_ms, read_ms = [], []
+    for _ in range(bench.plan.repeats):
+        step_ms.append(bench.timer.time_ms(step))
+        read_ms.append(bench.timer.time_ms(read))
+    share = meter.stop()
+    step_bytes = roofline.decode_step_bytes(bench.cfg, context_len, 1, bench.dtype_bytes)
+    read_bytes = sum(w.numel() * w.element_size() for w in weights)
+    _release(bench)
+    return {
+        "context_len": context_len,
+        "step_ms": step_ms,
+        "read_ms": read_ms,
+        "step_bytes": step_bytes,
+        "read_bytes": read_bytes,
+        # each at its fastest call: other work only ever slows a call down
+        "fraction": (step_bytes / min(step_ms)) / (read_bytes / min(read_ms)),
+        "other_share": share,
+    }
+
+
 def run_batch(bench: Bench) -> list[dict]:
     """(c) Time per decode step for growing batches at one context length."""
     rows = []

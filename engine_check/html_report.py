@@ -18,7 +18,7 @@ from drill.quantities.units import format_bytes, format_quantity
 from drill.reports.html_page import REPORT_CSS, page_head
 from drill.text import printable
 from engine_check.claims import FAILS, HOLDS, verdict_of
-from engine_check.report import busy_warning, current_peaks
+from engine_check.report import busy_warning, calculator_of, current_peaks
 
 TITLE = "kvdrill engine check"
 ROUNDS = ("before", "after", "again")
@@ -110,6 +110,56 @@ def peaks_section(result: Mapping[str, Any]) -> str:
     return _section("Peaks measured in this run", "\n".join(lines), note)
 
 
+def calculator_section(result: Mapping[str, Any]) -> str:
+    """The calculator's TTFT and TPOT beside every measured point, with its errors."""
+    check = calculator_of(result)
+    if not check:
+        return ""
+    rows = [
+        f'<tr><td class="text">{_esc(p["label"])}{" *" if p["calibration"] else ""}</td>'
+        f"<td>{format_quantity(p['predicted_ms'] / 1e3, 'seconds')}</td>"
+        f'<td class="text">{_esc(p["bound"])}</td>'
+        f"<td>{format_quantity(p['measured_ms'] / 1e3, 'seconds')}</td>"
+        f"<td>{'-' if p['error_pct'] is None else format(p['error_pct'], '+.0f') + '%'}</td></tr>"
+        for p in check["points"]
+    ]
+    head = (
+        '<th class="text">point</th><th>calculator</th><th class="text">bound</th>'
+        "<th>measured</th><th>error</th>"
+    )
+    summary = []
+    for kind, key, target in (
+        ("TTFT", "ttft_mean_abs_error_pct", "ttft_target_pct"),
+        ("TPOT", "tpot_mean_abs_error_pct", "tpot_target_pct"),
+    ):
+        if check[key] is not None:
+            within = "within" if check[key] <= check[target] else "over"
+            summary.append(
+                f"{kind} mean absolute error <b>{check[key]:.1f}%</b> ({within} the "
+                f"{check[target]:.0f}% target)"
+            )
+    body = "\n".join(
+        [
+            f"<p>MFU {format_quantity(check['mfu'], 'fraction')}, MBU "
+            f"{format_quantity(check['mbu'], 'fraction')}: {_esc(check['efficiency_source'])}"
+            f" (by the engine's counts {format_quantity(check['run_mfu'], 'fraction')} and "
+            f"{format_quantity(check['run_mbu'], 'fraction')}).</p>",
+            "<table>", f"<thead><tr>{head}</tr></thead>", "<tbody>", *rows, "</tbody>",
+            "</table>",
+            f"<p>{'; '.join(summary)}.</p>",
+            '<ul class="verdicts">',
+            *(f"<li>{_esc(note)}</li>" for note in check.get("notes") or []),
+            "</ul>",
+        ]
+    )  # fmt: skip
+    note = (
+        "The formulas of <code>kvdrill kv --latency</code> with this run's peaks in place of a"
+        " spec sheet and this run's efficiencies (* marks the points they come from): TTFT"
+        " and TPOT are the slower of FLOPs / (peak · MFU) and bytes / (peak · MBU)."
+    )
+    return _section("The calculator against this run", body, note)
+
+
 def verdicts_section(result: Mapping[str, Any]) -> str:
     items = []
     for name, claim in (result.get("claims") or {}).items():
@@ -184,6 +234,7 @@ def render_page(result: Mapping[str, Any]) -> str:
         "</header>",
         peaks_section(result),
         *chart_sections(result),
+        *([section] if (section := calculator_section(result)) else []),
         verdicts_section(result),
         "</body>",
         "</html>",

@@ -17,9 +17,20 @@ database stores it. Top-level keys (schema 3):
     depth    [{layers, context_len, ms, ...}]: batch-1 decode through the first k blocks
     batch    [{batch, ms, p90_ms, tokens_per_s, predicted_ms, mbu, flops_util, ...}]
     batch_ridge  int | null: smallest batch the roofline calls compute-bound
+    stream_pair {context_len, step_ms: [..], read_ms: [..], step_bytes, read_bytes,
+              fraction, other_share}: batch-1 decode steps and reads of the same
+              weights timed in turns; fraction = the step's bytes/s over the read's,
+              each at its fastest call (absent from runs stored before it existed)
     recompute [{position, cached_ms, recompute_ms, ...}]
     kv       {measured_bytes, formula_bytes, allocator_delta_bytes, shape, ...}
     claims   {name: {holds, verdict ("holds" | "does not hold" | "unsure"), text}}
+    calculator  {mfu, mbu, run_mfu, run_mbu, efficiency_source, flops_ratio,
+              bytes_ratio, points: [{kind ("ttft" | "tpot"), label, prompt_len |
+              context_len + batch, predicted_ms, bound, measured_ms, error_pct,
+              calibration}], ttft_mean_abs_error_pct, tpot_mean_abs_error_pct,
+              ttft_target_pct, tpot_target_pct, notes: [str]}: the calculator's
+              TTFT and TPOT (`kv --latency`) at every point
+              (engine_check.calculator_check); a run stored without it gets it when shown
 
 Every timed row (prefill, decode, depth, batch) also has best_ms (its fastest call),
 other_share (other programs' share of the CPU while it was timed, or null) and tries
@@ -39,6 +50,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.quantities.units import format_bytes, format_number, format_quantity
+from engine_check.calculator_check import calculator_check
 from engine_check.claims import UNSURE, compute_claims, verdict_of
 from engine_check.config import ModelConfig
 from engine_check.contention import BUSY_SHARE_WARN
@@ -118,6 +130,7 @@ def assemble_result(
     recompute: list[dict],
     kv: dict,
     depth: list[dict] | None = None,
+    stream_pair: dict | None = None,
 ) -> dict:
     """The result dict: each point's derived figures, the ridge batch and the claims.
 
@@ -148,8 +161,58 @@ def assemble_result(
         "recompute": rows["recompute"],
         "kv": kv,
     }
+    if stream_pair is not None:
+        result["stream_pair"] = stream_pair
     result["claims"] = compute_claims(result)
+    result["calculator"] = calculator_check(result, peaks)
     return result
+
+
+def calculator_of(result: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The run's calculator check, worked out now for a run stored without one (None
+    where the run lacks what it needs)."""
+    if result.get("calculator"):
+        return dict(result["calculator"])
+    try:
+        return calculator_check(result, current_peaks(result))
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError):
+        return None
+
+
+def _error(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.0f}%"
+
+
+def calculator_lines(check: Mapping[str, Any]) -> list[str]:
+    """The calculator's predictions beside every measured point, its mean errors and
+    where it is wrong."""
+    lines = [
+        f"(f) the calculator (kv --latency) against this run: the peaks above, MFU "
+        f"{_pct(check['mfu'])} and MBU {_pct(check['mbu'])} ({check['efficiency_source']}; "
+        f"by the engine's counts {_pct(check['run_mfu'])} and {_pct(check['run_mbu'])})"
+    ]
+    lines += _table(
+        ["point", "calculator", "bound", "measured", "error"],
+        [
+            [p["label"] + (" *" if p["calibration"] else ""), _ms(p["predicted_ms"]),
+             p["bound"], _ms(p["measured_ms"]), _error(p["error_pct"])]
+            for p in check["points"]
+        ],
+    )  # fmt: skip
+    for kind, key, target in (
+        ("TTFT", "ttft_mean_abs_error_pct", "ttft_target_pct"),
+        ("TPOT", "tpot_mean_abs_error_pct", "tpot_target_pct"),
+    ):
+        mape = check[key]
+        if mape is not None:
+            within = "within" if mape <= check[target] else "over"
+            lines.append(
+                f"  {kind} mean absolute error {mape:.1f}% ({within} the "
+                f"{check[target]:.0f}% target)"
+            )
+    lines.append("  * the points the efficiencies come from")
+    lines += [f"  where it is wrong: {note}" for note in check.get("notes") or []]
+    return lines
 
 
 def busy_warning(result: dict) -> str | None:
@@ -276,6 +339,18 @@ def render_text(result: dict) -> str:
                 for r in result["depth"]
             ],
         )  # fmt: skip
+    pair = result.get("stream_pair")
+    if pair:
+        step_s, read_s = min(pair["step_ms"]) / 1e3, min(pair["read_ms"]) / 1e3
+        lines += [
+            "",
+            f"(b'') a batch-1 step beside a read of the same weights, in turns: the step "
+            f"streamed {format_quantity(pair['step_bytes'] / step_s, 'bytes_per_s')}, the "
+            f"read {format_quantity(pair['read_bytes'] / read_s, 'bytes_per_s')}: "
+            f"{_pct(pair['fraction'])} of the read stream (other programs "
+            f"{'-' if pair.get('other_share') is None else _pct(pair['other_share'])} "
+            f"of the CPU)",
+        ]
     ridge = result.get("batch_ridge")
     ridge_note = f"roofline ridge near batch {ridge}" if ridge else "no ridge in reach"
     lines += ["", f"(c) decode step vs batch, context {cfg['batch_context_len']} ({ridge_note})"]
@@ -308,6 +383,9 @@ def render_text(result: dict) -> str:
             else ""
         )
     )
+    check = calculator_of(result)
+    if check:
+        lines += ["", *calculator_lines(check)]
     lines += ["", "verdicts"]
     for name, claim in result["claims"].items():
         lines.append(f"  {name}: {verdict_of(claim)}")

@@ -99,6 +99,7 @@ def run_engine_check(
         + len(plan.prompt_lens)
         + len(plan.context_lens)
         + len(plan.depth_layers)
+        + 1
         + len(plan.batch_sizes)
         + len(plan.recompute_positions)
         + 1
@@ -152,6 +153,7 @@ def run_engine_check(
         "batch": experiments.run_batch(bench),
         "recompute": experiments.run_recompute(bench),
     }
+    stream_pair = experiments.run_stream_pair(bench)
     kv = experiments.run_kv(bench)
     cuda_graphs, decode_runner = bench.plan.cuda_graphs, bench.decode_runner
     retry_spent_s = bench.budget.spent
@@ -205,6 +207,7 @@ def run_engine_check(
         peaks=peaks,
         **sections,
         kv=kv,
+        stream_pair=stream_pair,
     )
 
 

@@ -119,10 +119,9 @@ def test_kv_measured_equals_formula_exactly(tiny_run):
 def test_progress_counts_every_point_once(tiny_run):
     _, progress = tiny_run
     total = progress[0][1]
-    # 2 peaks before + the model + 2 prefill + 2 decode + 2 depths + 3 batch + 2 recompute
-    # + 1 kv
-    # + 2 peaks after
-    assert total == 17
+    # 2 peaks before + the model + 2 prefill + 2 decode + 2 depths + the step beside a read
+    # + 3 batch + 2 recompute + 1 kv + 2 peaks after
+    assert total == 18
     assert [d for d, _, _ in progress] == list(range(total + 1))
     assert progress[-1][2] == "done"
 

@@ -1,0 +1,211 @@
+"""The calculator checked against this machine: `kvdrill kv --latency`'s formulas
+(drill.serving.estimates) predict every prefill and decode point the run measured, and
+the error says how far they are (no torch here).
+
+The calculator is given what it would be given for a deployment of the run's model on
+this device: the model's shape and parameter count, the device's peaks as this run
+measured them (in place of a spec sheet), and this run's efficiencies, taken where
+`kv --latency` takes them from a stored run (prefill at the longest prompt, decode at
+batch 1 and the shortest context). An efficiency means something only against the
+count it divides, so they are taken in the calculator's own counts:
+
+    MFU = its FLOPs of that prefill / (measured TTFT · matmul peak)
+    MBU = its bytes of that decode step / (measured TPOT · bandwidth peak)
+
+The run's own MFU and MBU (by the engine's counts, engine_check.roofline) are kept
+beside them. The calculator counts 2 · params FLOPs per prompt token and reads every
+parameter once per step; the engine counts the matmuls a forward runs (no FLOPs for
+the embedding lookup, the output head for the last prompt token only) and reads only
+the embedding rows it looks up. The check reports both ratios.
+
+Each point: predicted = estimates.ttft or estimates.tpot, measured = the point's
+median, error = (predicted - measured) / measured. TTFT over the prefill points; TPOT
+over batch-1 decode at each context and the batch sweep. The mean absolute error is
+set against the targets a serving simulator is held to (TTFT_TARGET_PCT, TPOT_TARGET_PCT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drill.serving import estimates
+from drill.serving.gpus import GpuSpec
+from drill.serving.kvmath import ModelShape, canonical_dtype
+from drill.serving.probe_stats import error_percent
+
+TTFT_TARGET_PCT = 15.0
+TPOT_TARGET_PCT = 10.0
+
+
+def model_shape(result: Mapping[str, Any]) -> ModelShape:
+    """The run's model as the calculator sees a preset."""
+    model = result["config"]["model"]
+    return ModelShape(
+        name="engine-check",
+        display_name="the engine check's model",
+        layers=model["layers"],
+        q_heads=model["heads"],
+        kv_heads=model["kv_heads"],
+        head_dim=model["head_dim"],
+        hidden=model["d_model"],
+        dtype=canonical_dtype(result["dtype"]),
+        params=result["config"]["params"],
+    )
+
+
+def device_of(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> GpuSpec:
+    """This run's device with its measured peaks where a spec sheet's figures would go
+    (its memory is left at zero: the check sizes no deployment)."""
+    return GpuSpec(
+        key="this-run",
+        pattern="",
+        name=str(result.get("device_name") or "this device"),
+        bf16_dense_tflops=peaks["matmul_flops_per_s"] / 1e12,
+        hbm_tb_per_s=peaks["bandwidth_bytes_per_s"] / 1e12,
+        memory_gib=0.0,
+    )
+
+
+def _mean_abs(values: list[float | None]) -> float | None:
+    found = [abs(v) for v in values if v is not None]
+    return sum(found) / len(found) if found else None
+
+
+def calculator_check(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> dict[str, Any]:
+    """{mfu, mbu, run_mfu, run_mbu, efficiency_source, flops_ratio, bytes_ratio,
+    points: [{kind, label, prompt_len | context_len + batch, predicted_ms, bound,
+    measured_ms, error_pct, calibration}], ttft_mean_abs_error_pct,
+    tpot_mean_abs_error_pct, ttft_target_pct, tpot_target_pct, notes: [str]}"""
+    shape, device = model_shape(result), device_of(result, peaks)
+    prefill = sorted(result["prefill"], key=lambda r: r["prompt_len"])
+    decode = sorted(result["decode"], key=lambda r: r["context_len"])
+    batch_context = result["config"]["batch_context_len"]
+    batches = sorted(result.get("batch") or [], key=lambda r: r["batch"])
+
+    def memory(seq_len: int) -> estimates.Memory:
+        return estimates.memory_per_gpu(shape, device, 1, seq_len)
+
+    # efficiencies in the calculator's counts, where `kv --latency` takes them from a run
+    unit = estimates.Efficiencies(1.0, 1.0, "the peaks themselves")
+    longest, shortest = prefill[-1], decode[0]
+    at_peak_ttft = estimates.ttft(shape, device, memory(longest["prompt_len"]),
+                                  longest["prompt_len"], unit)  # fmt: skip
+    at_peak_tpot = estimates.tpot(shape, device, memory(shortest["context_len"]), 1, unit)
+    eff = estimates.Efficiencies(
+        min(1.0, at_peak_ttft.compute_s / (longest["ms"] / 1e3)),
+        min(1.0, at_peak_tpot.memory_s / (shortest["ms"] / 1e3)),
+        f"this run: prefill of {longest['prompt_len']:,} tokens and decode at context "
+        f"{shortest['context_len']:,}, batch 1, in the calculator's counts",
+    )
+
+    points: list[dict[str, Any]] = []
+
+    def add(kind: str, label: str, step: estimates.StepTime, row: Mapping, calibration: bool,
+            **where: int) -> None:  # fmt: skip
+        predicted = step.seconds * 1e3
+        points.append(
+            {
+                "kind": kind,
+                "label": label,
+                **where,
+                "predicted_ms": predicted,
+                "bound": step.bound,
+                "measured_ms": row["ms"],
+                "error_pct": error_percent(predicted, row["ms"]),
+                "calibration": calibration,
+            }
+        )
+
+    for row in prefill:
+        p = row["prompt_len"]
+        step = estimates.ttft(shape, device, memory(p), p, eff)
+        add("ttft", f"prefill {p:,}", step, row, row is longest, prompt_len=p)
+    for row in decode:
+        c = row["context_len"]
+        step = estimates.tpot(shape, device, memory(c), 1, eff)
+        add("tpot", f"decode context {c:,}", step, row, row is shortest, context_len=c, batch=1)
+    for row in batches:
+        b = row["batch"]
+        step = estimates.tpot(shape, device, memory(batch_context), b, eff)
+        add("tpot", f"batch {b} at {batch_context:,}", step, row, False,
+            context_len=batch_context, batch=b)  # fmt: skip
+
+    ttft_mape = _mean_abs([p["error_pct"] for p in points if p["kind"] == "ttft"])
+    tpot_mape = _mean_abs([p["error_pct"] for p in points if p["kind"] == "tpot"])
+    flops_ratio = at_peak_ttft.flops / longest["flops"]
+    bytes_ratio = at_peak_tpot.bytes / shortest["bytes"]
+    check = {
+        "mfu": eff.mfu,
+        "mbu": eff.mbu,
+        "run_mfu": longest.get("mfu"),
+        "run_mbu": shortest.get("mbu"),
+        "efficiency_source": eff.source,
+        "flops_ratio": flops_ratio,
+        "bytes_ratio": bytes_ratio,
+        "points": points,
+        "ttft_mean_abs_error_pct": ttft_mape,
+        "tpot_mean_abs_error_pct": tpot_mape,
+        "ttft_target_pct": TTFT_TARGET_PCT,
+        "tpot_target_pct": TPOT_TARGET_PCT,
+    }
+    check["notes"] = where_wrong(check)
+    return check
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.0f}%"
+
+
+def where_wrong(check: Mapping[str, Any]) -> list[str]:
+    """Plain sentences on where the calculator's model departs from the measurements."""
+    notes = [
+        f"counting: the calculator's 2·params FLOPs per prompt token are "
+        f"{_signed((check['flops_ratio'] - 1) * 100)} against the matmuls the model runs "
+        f"(the embedding is a lookup, and prefill needs the output head for the last token "
+        f"only); reading every parameter per step is {_signed((check['bytes_ratio'] - 1) * 100)}"
+        f" against the bytes a step reads (only the looked-up embedding rows). Taking the "
+        f"efficiencies in its own counts absorbs both at the calibration points"
+    ]
+    for kind, target_key, mape_key in (
+        ("ttft", "ttft_target_pct", "ttft_mean_abs_error_pct"),
+        ("tpot", "tpot_target_pct", "tpot_mean_abs_error_pct"),
+    ):
+        mape, target = check[mape_key], check[target_key]
+        if mape is None or mape <= target:
+            continue
+        off = [
+            p for p in check["points"]
+            if p["kind"] == kind and p["error_pct"] is not None and abs(p["error_pct"]) > target
+        ]  # fmt: skip
+        shown = "; ".join(
+            f"{p['label']}: {p['predicted_ms']:.0f} ms ({p['bound']}-bound) against "
+            f"{p['measured_ms']:.0f} ms, {_signed(p['error_pct'])}"
+            for p in off
+        )
+        notes.append(f"{kind.upper()} misses its {target:.0f}% target at {shown}")
+    under = [
+        p for p in check["points"]
+        if p["kind"] == "tpot" and p.get("batch", 1) > 1 and p["bound"] == "memory"
+        and p["error_pct"] is not None and p["error_pct"] < -TPOT_TARGET_PCT
+    ]  # fmt: skip
+    if under:
+        notes.append(
+            "below the ridge the calculator takes a decode step as the weights' read time "
+            "whatever the batch (the roofline's max of compute and memory, compute hidden "
+            "under the reads); measured, each added sequence costs time of its own, so the "
+            "calculator is low for batches " + ", ".join(str(p["batch"]) for p in under)
+        )
+    above = [
+        p for p in check["points"]
+        if p["kind"] == "tpot" and p["bound"] == "compute"
+        and p["error_pct"] is not None and abs(p["error_pct"]) > TPOT_TARGET_PCT
+    ]  # fmt: skip
+    for sign, how in ((-1, "do not reach here, so it is low"), (1, "beat here, so it is high")):
+        mine = [str(p["batch"]) for p in above if p["error_pct"] * sign > 0]
+        if mine:
+            notes.append(
+                "above the ridge it charges a decode step at prefill's MFU, which the "
+                f"few-row matmuls of a decode step {how} for batches {', '.join(mine)}"
+            )
+    return notes
