@@ -30,7 +30,15 @@ import torch
 from drill.serving.kvmath import kv_cache_bytes
 from engine_check import roofline
 from engine_check.config import RunPlan
-from engine_check.contention import CpuMeter, Meter, RetryBudget, SteadyTiming, measure_steady
+from engine_check.contention import (
+    MAX_TRIES,
+    CpuMeter,
+    Meter,
+    RetryBudget,
+    SteadyTiming,
+    disturbed,
+    measure_steady,
+)
 from engine_check.model import KVCache, Transformer, decode_step, forward_no_cache, prefill
 from engine_check.timing import Timer
 
@@ -202,13 +210,22 @@ def run_stream_pair(bench: Bench) -> dict:
     for fn in (step, read):  # warm-ups
         for _ in range(max(1, bench.plan.warmups)):
             bench.timer.time_ms(fn)
-    meter = bench.new_meter()
-    meter.start()
-    step_ms, read_ms = [], []
-    for _ in range(bench.plan.repeats):
-        step_ms.append(bench.timer.time_ms(step))
-        read_ms.append(bench.timer.time_ms(read))
-    share = meter.stop()
+    tries: list[tuple[float | None, list[float], list[float]]] = []
+    for attempt in range(MAX_TRIES):  # timed again while other programs disturb it
+        meter = bench.new_meter()
+        meter.start()
+        step_ms, read_ms = [], []
+        for _ in range(bench.plan.repeats):
+            step_ms.append(bench.timer.time_ms(step))
+            read_ms.append(bench.timer.time_ms(read))
+        tries.append((meter.stop(), step_ms, read_ms))
+        cost_s = (sum(step_ms) + sum(read_ms)) / 1e3
+        if attempt:
+            bench.budget.spent += cost_s
+        if not disturbed(tries[-1][0]) or not bench.budget.allows(cost_s):
+            break
+    # the quietest try (an unknown share counts as quiet: nothing says otherwise)
+    share, step_ms, read_ms = min(tries, key=lambda t: t[0] or 0.0)
     step_bytes = roofline.decode_step_bytes(bench.cfg, context_len, 1, bench.dtype_bytes)
     read_bytes = sum(w.numel() * w.element_size() for w in weights)
     _release(bench)
@@ -221,6 +238,7 @@ def run_stream_pair(bench: Bench) -> dict:
         # each at its fastest call: other work only ever slows a call down
         "fraction": (step_bytes / min(step_ms)) / (read_bytes / min(read_ms)),
         "other_share": share,
+        "tries": len(tries),
     }
 
 

@@ -18,7 +18,7 @@ database stores it. Top-level keys (schema 3):
     batch    [{batch, ms, p90_ms, tokens_per_s, predicted_ms, mbu, flops_util, ...}]
     batch_ridge  int | null: smallest batch the roofline calls compute-bound
     stream_pair {context_len, step_ms: [..], read_ms: [..], step_bytes, read_bytes,
-              fraction, other_share}: batch-1 decode steps and reads of the same
+              fraction, other_share, tries}: batch-1 decode steps and reads of the same
               weights timed in turns; fraction = the step's bytes/s over the read's,
               each at its fastest call (absent from runs stored before it existed)
     recompute [{position, cached_ms, recompute_ms, ...}]

@@ -33,6 +33,7 @@ class CostTimer:
     def __init__(self, slow=None):
         self.label = ""
         self.slow = slow or {}
+        self.paired_calls = 0
 
     def progress(self, done, total, label):
         self.label = label
@@ -45,11 +46,22 @@ class CostTimer:
             nbytes = roofline.decode_step_bytes(replace(cfg, layers=layers), 8, 1, 4)
         elif label.startswith("decode batch"):
             nbytes = roofline.decode_step_bytes(cfg, 8, int(label.split()[2]), 4)
+        elif label.startswith("decode step beside a read"):
+            # step and read in turns, step first: the step streams at half the read's rate
+            self.paired_calls += 1
+            if self.paired_calls % 2:
+                return 2 * roofline.decode_step_bytes(cfg, 8, 1, 4) / 1e6
+            return READ_BYTES / 1e6
         elif label.startswith("prefill"):
             nbytes = roofline.prefill_flops(cfg, int(label.split()[1])) / 10  # FLOP-bound
         else:
             nbytes = 1e6  # peaks, decode by context, recompute: 1 ms
         return nbytes / 1e6 * self.slow.get(label, 1.0)
+
+
+# the tiny model's matmul weights: two blocks of 64x128, 64x64, 64x256 and 128x64, and
+# the 256x64 output head, 4 bytes each
+READ_BYTES = (2 * (64 * 128 + 64 * 64 + 64 * 256 + 128 * 64) + 256 * 64) * 4
 
 
 def fake_run(timer, shares):
@@ -70,6 +82,23 @@ def test_a_fake_timed_run_where_time_follows_the_bytes_holds():
     assert result["claims"]["prefill_compute_bound"]["verdict"] == "holds"
     assert [r["layers"] for r in result["depth"]] == [1, 2]
     assert all(r["tries"] == 1 for r in result["depth"] + result["batch"])
+
+
+def test_a_step_timed_in_turns_with_a_read_of_its_weights():
+    quiet = fake_run(CostTimer(), 0.0)["stream_pair"]
+    # a step reads 366,592 bytes as the roofline counts them (the matmul weights, the
+    # norms, one embedding row, K and V of 9 positions) and takes them at 0.5 GB/s; the
+    # read takes the matmul weights at 1 GB/s
+    assert quiet["step_ms"] == pytest.approx([0.733184, 0.733184])
+    assert quiet["read_ms"] == pytest.approx([0.360448, 0.360448])
+    assert (quiet["step_bytes"], quiet["read_bytes"]) == (366_592, 360_448)
+    assert quiet["fraction"] == pytest.approx(0.5)
+    assert quiet["tries"] == 1
+    busy = fake_run(CostTimer(), 0.5)
+    assert busy["stream_pair"]["tries"] == 3
+    assert "50% of a read of the same weights timed in turns" in (
+        busy["claims"]["decode_memory_bound"]["text"]
+    )
 
 
 def test_contention_injected_in_a_fake_timed_run_gives_unsure():
