@@ -15,7 +15,12 @@ the time follows, as power laws fitted over all the points.
   (bytes per second over the measured read bandwidth) is quoted beside it, as how close
   the kernel comes to the bandwidth, not as the test. A run without the depth sweep
   (stored before it existed) is judged by the old threshold: MBU >= 50 % and under 25 %
-  of the matmul peak.
+  of the matmul peak. The bytes are varied by depth: fewer blocks also drop their
+  fixed per-block costs (norms, attention, the launches), which on the CPU model are a
+  few percent of a step. Weights in a narrower or wider dtype would vary the bytes at
+  the same depth, but only where both widths stream alike; the run's dtype probe times
+  one-row matmuls in both and the verdict says which way it went (on CPUs bf16 tends to
+  stream fewer bytes per second than fp32, so depth is the cleaner experiment there).
 * prefill_compute_bound: prefill time against its FLOPs over every prompt length (the
   weights read stay the same): compute-bound when the exponent is at least 0.65.
   The MFU is quoted beside it.
@@ -53,6 +58,9 @@ IGNORES = 0.35  # at most this: it does not
 BATCH_EXPONENT_MAX = 0.5  # step time at most ∝ batch^0.5 below the ridge
 MIN_FLOP_POINTS = 3  # the FLOP sweep takes at least this many batches, ridge or not
 HOLDS, FAILS, UNSURE = "holds", "does not hold", "unsure"
+# two dtypes whose one-row matmuls stream within this share of each other's bytes/s
+# would vary the bytes as cleanly as the depth does
+DTYPE_RATE_SAME = 0.15
 
 
 def pct(fraction: float) -> str:
@@ -156,7 +164,7 @@ def decode_memory_bound(result: dict) -> dict:
         f"{_x(bytes_ratio)} the bytes ({depth[0]['layers']} to {deepest['layers']} blocks at "
         f"batch 1) cost {_x(cost_of(bytes_ratio, a))}: time ∝ bytes^{a:.2f} · FLOPs^{f:.2f} "
         f"over {fit.points} points (R² {fit.r2:.2f}); a batch-1 step took {ms(seconds * 1e3)}, "
-        f"streaming {format_quantity(stream, 'bytes_per_s')}{mbu}"
+        f"streaming {format_quantity(stream, 'bytes_per_s')}{mbu}{bytes_experiment(result)}"
     )
     holds = a >= FOLLOWS and f <= IGNORES
     if f > IGNORES:
@@ -165,6 +173,26 @@ def decode_memory_bound(result: dict) -> dict:
         bad = "the time follows neither bytes nor FLOPs: fixed overheads dominate"
     busy = busiest_share([r.get("other_share") for r in [*depth, *flops_rows]])
     return _judged(holds, text, "decode is bound by reading the weights", bad, busy)
+
+
+def bytes_experiment(result: dict) -> str:
+    """Why the bytes were varied by depth and not by dtype, from the run's dtype probe
+    ("" for a run without one)."""
+    probe = result.get("dtype_probe") or []
+    if len(probe) < 2:
+        return ""
+    own, other = probe[0], probe[1]
+    rates = (
+        f"{other['dtype']} weights streamed {format_quantity(other['bytes_per_s'], 'bytes_per_s')}"
+        f" in a one-row matmul against {format_quantity(own['bytes_per_s'], 'bytes_per_s')} "
+        f"for {own['dtype']}"
+    )
+    if abs(other["bytes_per_s"] / own["bytes_per_s"] - 1) <= DTYPE_RATE_SAME:
+        return f"; the bytes were varied by depth ({rates}: a sweep of dtypes would serve too)"
+    return (
+        f"; the bytes were varied by depth, not by dtype: {rates}, so a sweep of dtypes "
+        f"would time the kernels as well as the bytes"
+    )
 
 
 def _decode_by_threshold(result: dict) -> dict:

@@ -1,10 +1,14 @@
-"""The five experiments of an engine check: each point timed, with the FLOPs and bytes it
+"""The experiments of an engine check: each point timed, with the FLOPs and bytes it
 counts (engine_check.roofline).
 
 (a) prefill: TTFT vs prompt length (the FLOPs grow, the weights read stay the same);
 (b) decode: TPOT vs context length at batch 1;
 (b') depth: a batch-1 decode step through the first k blocks (the bytes read grow, the
      batch stays 1);
+(b'') stream pair: a batch-1 decode step and a read of the same weights in turns (the
+     share of the read stream a step reaches);
+(dtype probe) one-row matmuls in the run's dtype and the other width: whether a sweep
+     of dtypes would vary the bytes cleanly;
 (c) batch: TPOT vs batch size at a fixed context (the FLOPs grow, the bytes barely);
 (d) recompute: a cached decode step vs recomputing the whole prefix, by position;
 (e) kv: bytes of the allocated cache tensor against `drill.serving.kvmath.kv_cache_bytes`.
@@ -26,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import torch
+import torch.nn.functional as F
 
 from drill.serving.kvmath import kv_cache_bytes
 from engine_check import roofline
@@ -40,7 +45,7 @@ from engine_check.contention import (
     measure_steady,
 )
 from engine_check.model import KVCache, Transformer, decode_step, forward_no_cache, prefill
-from engine_check.timing import Timer
+from engine_check.timing import Timer, measure
 
 # A point whose roofline time is above this is timed `slow_repeats` times, not `repeats`.
 SLOW_POINT_S = 0.5
@@ -240,6 +245,51 @@ def run_stream_pair(bench: Bench) -> dict:
         "other_share": share,
         "tries": len(tries),
     }
+
+
+# The other width a dtype probe sets against the run's: the bytes halve or double, the
+# FLOPs stay the same
+_OTHER_WIDTH = {torch.float32: torch.bfloat16, torch.bfloat16: torch.float32,
+                torch.float16: torch.float32}  # fmt: skip
+
+
+def run_dtype_probe(bench: Bench) -> list[dict]:
+    """Whether a narrower or wider dtype would vary the bytes cleanly at the same depth:
+    every block's largest weight (gate and up) multiplies one row, in the run's dtype
+    and in the other width, each by the faster of the default and (on a CPU) the
+    prepacked one-row kernel. A sweep of dtypes tests the bytes only if both widths
+    stream at about the same bytes per second; on CPUs bf16 often streams slower."""
+    from engine_check import cpu_linear
+
+    bench.tick("one-row matmuls in two dtypes")
+    dtype = bench.model.output.weight.dtype
+    rows = []
+    for width in (dtype, _OTHER_WIDTH[dtype]):
+        weights = [block.feed_forward.w13.weight.to(width) for block in bench.model.layers]
+        x = torch.ones(1, 1, weights[0].shape[1], dtype=width, device=bench.device)
+        kernels = {"default": [lambda w=w, x=x: F.linear(x, w) for w in weights]}
+        if bench.device.type == "cpu" and cpu_linear.prepack_works(width):
+            packed = [cpu_linear.pack_weight(w, cpu_linear.ONE_ROW_LAYOUT_ROWS) for w in weights]
+            kernels["prepacked"] = [lambda p=p, x=x: cpu_linear.packed_linear(x, p) for p in packed]
+        nbytes = sum(w.numel() * w.element_size() for w in weights)
+        best = {}
+        for name, calls in kernels.items():
+            timing = measure(lambda calls=calls: [c() for c in calls], bench.timer,
+                             bench.plan.warmups, bench.plan.repeats)  # fmt: skip
+            best[name] = timing.best_ms
+        kernel = min(best, key=lambda name: best[name])
+        rows.append(
+            {
+                "dtype": str(width).removeprefix("torch."),
+                "bytes": nbytes,
+                "best_ms": best[kernel],
+                "kernel": kernel,
+                "bytes_per_s": nbytes / (best[kernel] / 1e3),
+            }
+        )
+        del weights, kernels
+        _release(bench)
+    return rows
 
 
 def run_batch(bench: Bench) -> list[dict]:

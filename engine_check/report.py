@@ -21,6 +21,9 @@ database stores it. Top-level keys (schema 3):
               fraction, other_share, tries}: batch-1 decode steps and reads of the same
               weights timed in turns; fraction = the step's bytes/s over the read's,
               each at its fastest call (absent from runs stored before it existed)
+    dtype_probe [{dtype, bytes, best_ms, kernel, bytes_per_s}]: one-row matmuls over
+              every block's largest weight in the run's dtype and the other width
+              (absent from older runs)
     recompute [{position, cached_ms, recompute_ms, ...}]
     kv       {measured_bytes, formula_bytes, allocator_delta_bytes, shape, ...}
     claims   {name: {holds, verdict ("holds" | "does not hold" | "unsure"), text}}
@@ -131,6 +134,7 @@ def assemble_result(
     kv: dict,
     depth: list[dict] | None = None,
     stream_pair: dict | None = None,
+    dtype_probe: list[dict] | None = None,
 ) -> dict:
     """The result dict: each point's derived figures, the ridge batch and the claims.
 
@@ -163,6 +167,8 @@ def assemble_result(
     }
     if stream_pair is not None:
         result["stream_pair"] = stream_pair
+    if dtype_probe is not None:
+        result["dtype_probe"] = dtype_probe
     result["claims"] = compute_claims(result)
     result["calculator"] = calculator_check(result, peaks)
     return result
@@ -350,6 +356,16 @@ def render_text(result: dict) -> str:
             f"{_pct(pair['fraction'])} of the read stream (other programs "
             f"{'-' if pair.get('other_share') is None else _pct(pair['other_share'])} "
             f"of the CPU)",
+        ]
+    probe = result.get("dtype_probe")
+    if probe:
+        rates = ", ".join(
+            f"{r['dtype']} {format_quantity(r['bytes_per_s'], 'bytes_per_s')} ({r['kernel']})"
+            for r in probe
+        )
+        lines += [
+            "",
+            f"one-row matmuls over every block's gate and up weights, by dtype: {rates}",
         ]
     ridge = result.get("batch_ridge")
     ridge_note = f"roofline ridge near batch {ridge}" if ridge else "no ridge in reach"

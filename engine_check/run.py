@@ -99,7 +99,7 @@ def run_engine_check(
         + len(plan.prompt_lens)
         + len(plan.context_lens)
         + len(plan.depth_layers)
-        + 1
+        + 2
         + len(plan.batch_sizes)
         + len(plan.recompute_positions)
         + 1
@@ -154,6 +154,7 @@ def run_engine_check(
         "recompute": experiments.run_recompute(bench),
     }
     stream_pair = experiments.run_stream_pair(bench)
+    dtype_probe = experiments.run_dtype_probe(bench)
     kv = experiments.run_kv(bench)
     cuda_graphs, decode_runner = bench.plan.cuda_graphs, bench.decode_runner
     retry_spent_s = bench.budget.spent
@@ -208,6 +209,7 @@ def run_engine_check(
         **sections,
         kv=kv,
         stream_pair=stream_pair,
+        dtype_probe=dtype_probe,
     )
 
 

@@ -21,9 +21,9 @@ def test_run_tiny_json_is_stored_and_shown_back(tmp_path):
     ran = invoke("run", "--tiny", "--json", "--db", db)
     assert ran.exit_code == 0, ran.output
     result = json.loads(ran.stdout)  # progress went to stderr, not into the JSON
-    assert "[1/18] matmul peak before the experiments" in ran.stderr
+    assert "[1/19] matmul peak before the experiments" in ran.stderr
     assert "] decode step beside a read of the same weights" in ran.stderr
-    assert "[18/18] memory bandwidth after the experiments" in ran.stderr
+    assert "[19/19] memory bandwidth after the experiments" in ran.stderr
     assert result["mode"] == "tiny"
     assert result["created_at"].endswith("+00:00")
     assert result["kv"]["measured_bytes"] == result["kv"]["formula_bytes"] == 12288
@@ -32,6 +32,10 @@ def test_run_tiny_json_is_stored_and_shown_back(tmp_path):
     # the tiny model's four matmuls per block, two blocks, and its output head, in fp32
     assert pair["read_bytes"] == (2 * (64 * 128 + 64 * 64 + 64 * 256 + 128 * 64) + 64 * 256) * 4
     assert [p["kind"] for p in result["calculator"]["points"]] == ["ttft"] * 2 + ["tpot"] * 5
+    # two blocks' gate and up weights (64 x 256), in float32 and then bfloat16
+    assert [(r["dtype"], r["bytes"]) for r in result["dtype_probe"]] == [
+        ("float32", 2 * 64 * 256 * 4), ("bfloat16", 2 * 64 * 256 * 2),
+    ]  # fmt: skip
 
     shown = invoke("show", "--json", "--db", db)
     assert shown.exit_code == 0

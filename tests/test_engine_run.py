@@ -120,8 +120,8 @@ def test_progress_counts_every_point_once(tiny_run):
     _, progress = tiny_run
     total = progress[0][1]
     # 2 peaks before + the model + 2 prefill + 2 decode + 2 depths + the step beside a read
-    # + 3 batch + 2 recompute + 1 kv + 2 peaks after
-    assert total == 18
+    # + the dtype probe + 3 batch + 2 recompute + 1 kv + 2 peaks after
+    assert total == 19
     assert [d for d, _, _ in progress] == list(range(total + 1))
     assert progress[-1][2] == "done"
 

@@ -174,3 +174,38 @@ def test_decode_quotes_its_share_of_the_read_stream_beside_the_mbu():
     assert (
         "20 GB/s, 50% of the measured memory bandwidth (MBU) and 62.5% of the read stream:" in text
     )
+
+
+def test_a_read_of_the_same_weights_timed_in_turns_is_quoted_before_the_peak_read():
+    run = run_with(FOLLOWS_BYTES)
+    run["peaks"]["kernels"] = [{"name": "read", "rate": 32 * GB}]
+    run["stream_pair"] = {"fraction": 0.875}
+    text = compute_claims(run)["decode_memory_bound"]["text"]
+    assert "(MBU) and 87.5% of a read of the same weights timed in turns with it" in text
+    assert "of the read stream" not in text
+
+
+def probe(own_rate: float, other_rate: float) -> list[dict]:
+    return [
+        {"dtype": "float32", "bytes": 4e8, "bytes_per_s": own_rate},
+        {"dtype": "bfloat16", "bytes": 2e8, "bytes_per_s": other_rate},
+    ]
+
+
+def test_the_verdict_says_the_bytes_were_varied_by_depth_and_why_not_by_dtype():
+    run = run_with(FOLLOWS_BYTES)
+    run["dtype_probe"] = probe(27 * GB, 17 * GB)
+    decode = compute_claims(run)["decode_memory_bound"]
+    assert decode["verdict"] == "holds"
+    assert decode["text"].endswith(
+        "; the bytes were varied by depth, not by dtype: bfloat16 weights streamed 17 GB/s in "
+        "a one-row matmul against 27 GB/s for float32, so a sweep of dtypes would time the "
+        "kernels as well as the bytes: decode is bound by reading the weights"
+    )
+    run["dtype_probe"] = probe(27 * GB, 25 * GB)  # within 15%: either experiment serves
+    assert (
+        "by depth (bfloat16 weights streamed 25 GB/s in a one-row matmul against 27 GB/s for "
+        "float32: a sweep of dtypes would serve too): decode is bound"
+    ) in compute_claims(run)["decode_memory_bound"]["text"]
+    del run["dtype_probe"]
+    assert "dtype" not in compute_claims(run)["decode_memory_bound"]["text"]
