@@ -157,6 +157,20 @@ def _signed(value: float) -> str:
     return f"{value:+.0f}%"
 
 
+def _timed_twice(points: list[dict[str, Any]]) -> tuple[dict, dict] | None:
+    """The batch-1 decode point and the batch sweep's batch 1, where both measured the
+    same step (one context)."""
+    by_context = {
+        p["context_len"]: p for p in points
+        if p["kind"] == "tpot" and p["label"].startswith("decode")
+    }  # fmt: skip
+    for p in points:
+        if p["kind"] == "tpot" and p["label"].startswith("batch") and p["batch"] == 1:
+            if p["context_len"] in by_context:
+                return by_context[p["context_len"]], p
+    return None
+
+
 def where_wrong(check: Mapping[str, Any]) -> list[str]:
     """Plain sentences on where the calculator's model departs from the measurements."""
     notes = [
@@ -184,6 +198,27 @@ def where_wrong(check: Mapping[str, Any]) -> list[str]:
             for p in off
         )
         notes.append(f"{kind.upper()} misses its {target:.0f}% target at {shown}")
+        if kind == "tpot":
+            one = _mean_abs([p["error_pct"] for p in check["points"]
+                             if p["kind"] == "tpot" and p.get("batch") == 1])  # fmt: skip
+            more = _mean_abs([p["error_pct"] for p in check["points"]
+                              if p["kind"] == "tpot" and p.get("batch", 1) > 1])  # fmt: skip
+            if one is not None and more is not None:
+                notes.append(
+                    f"TPOT at batch 1 is off by {one:.1f}% on average, over the batch "
+                    f"sweep by {more:.1f}%"
+                )
+    twice = _timed_twice(check["points"])
+    if twice:
+        first, second = twice
+        spread = abs(first["measured_ms"] - second["measured_ms"]) / min(
+            first["measured_ms"], second["measured_ms"]
+        )
+        notes.append(
+            f"the run's own spread: the same step ({first['label']}, {second['label']}) "
+            f"measured {first['measured_ms']:.1f} and {second['measured_ms']:.1f} ms at two "
+            f"moments, {spread:.0%} apart: errors of that size are the measurements' own noise"
+        )
     under = [
         p for p in check["points"]
         if p["kind"] == "tpot" and p.get("batch", 1) > 1 and p["bound"] == "memory"

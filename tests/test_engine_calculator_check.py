@@ -96,7 +96,7 @@ def test_mean_absolute_errors_against_the_targets():
 
 def test_the_notes_say_where_the_calculator_is_wrong():
     notes = checked()["notes"]
-    assert len(notes) == 4
+    assert len(notes) == 6
     assert "2·params FLOPs per prompt token are +25%" in notes[0]
     assert "every parameter per step is +25%" in notes[0]
     assert notes[1] == (
@@ -104,8 +104,15 @@ def test_the_notes_say_where_the_calculator_is_wrong():
         "10 ms, -20%; batch 2 at 10: 8 ms (memory-bound) against 10 ms, -20%; batch 4 at "
         "10: 16 ms (compute-bound) against 20 ms, -20%"
     )
-    assert notes[2].endswith("so the calculator is low for batches 2")
-    assert notes[3].endswith("do not reach here, so it is low for batches 4")
+    # batch 1: (0 + 19.968 + 0.004) / 3; the sweep: (19.9936 + 19.9968) / 2
+    assert notes[2] == "TPOT at batch 1 is off by 6.7% on average, over the batch sweep by 20.0%"
+    assert notes[3] == (
+        "the run's own spread: the same step (decode context 10, batch 1 at 10) measured 8.0 "
+        "and 8.0 ms at two moments, 0% apart: errors of that size are the measurements' own "
+        "noise"
+    )
+    assert notes[4].endswith("so the calculator is low for batches 2")
+    assert notes[5].endswith("do not reach here, so it is low for batches 4")
 
 
 def test_no_miss_is_reported_within_the_targets():
@@ -114,7 +121,15 @@ def test_no_miss_is_reported_within_the_targets():
     run["batch"][1]["ms"] = 8.0
     run["batch"][2]["ms"] = 16.0
     notes = checked(run)["notes"]
-    assert len(notes) == 1 and notes[0].startswith("counting:")
+    assert len(notes) == 2 and notes[0].startswith("counting:")
+    assert "measured 8.0 and 8.0 ms" in notes[1]
+
+
+def test_the_spread_of_one_step_measured_twice():
+    run = made_run()
+    run["batch"][0]["ms"] = 10.0  # batch 1 at context 10, against 8.00032 ms before
+    (spread,) = [n for n in checked(run)["notes"] if n.startswith("the run's own spread")]
+    assert "measured 8.0 and 10.0 ms at two moments, 25% apart" in spread
 
 
 def test_the_text_table():
