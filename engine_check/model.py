@@ -58,10 +58,14 @@ class Linear(nn.Module):
         self.packed: torch.Tensor | None = None
         self.packed_row: torch.Tensor | None = None  # the one-row layout
         self.packed_min_rows = cpu_linear.PACKED_MIN_ROWS  # 1 where packed wins a GEMV
+        # None where packed wins a prompt's matmul too
+        self.packed_max_rows: int | None = cpu_linear.PACKED_MAX_ROWS
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.numel() // x.shape[-1]
-        if self.packed is not None and cpu_linear.uses_packed(rows, self.packed_min_rows):
+        if self.packed is not None and cpu_linear.uses_packed(
+            rows, self.packed_min_rows, self.packed_max_rows
+        ):
             one_row = rows == 1 and self.packed_row is not None
             return cpu_linear.packed_linear(x, self.packed_row if one_row else self.packed)
         return F.linear(x, self.weight)
@@ -170,12 +174,14 @@ def build_model(
     return model.eval().requires_grad_(False)
 
 
-def prepack_for_cpu(model: Transformer, *, clock=None) -> int:
+def prepack_for_cpu(model: Transformer, *, clock=None, prompt_rows: int | None = None) -> int:
     """Give every Linear a prepacked copy of its weight for few-row matmuls, if this torch
     can (CPU only; costs a second copy of the weights). Single rows get a third copy, laid
     out for one row, where that beats the default kernel on the model's largest weight
-    (timed with `clock`). Returns the fewest rows the packed copies serve (1 or 2), 0
-    when there are none."""
+    (timed with `clock`). With `prompt_rows`, a matmul of that many rows is timed too, and
+    where the packed copy wins it, it serves prompts of any length (`packed_max_rows`
+    None). Returns the fewest rows the packed copies serve (1 or 2), 0 when there are
+    none."""
     weight = model.output.weight
     if weight.device.type != "cpu" or not cpu_linear.prepack_works(weight.dtype):
         return 0
@@ -195,9 +201,19 @@ def prepack_for_cpu(model: Transformer, *, clock=None) -> int:
             module.packed_row = cpu_linear.pack_weight(
                 module.weight, cpu_linear.ONE_ROW_LAYOUT_ROWS
             )
+        max_rows: int | None = cpu_linear.PACKED_MAX_ROWS
+        if prompt_rows is not None and prompt_rows > cpu_linear.PACKED_MAX_ROWS:
+            rows = torch.ones(1, prompt_rows, largest.weight.shape[1], dtype=weight.dtype)
+            if cpu_linear.faster_for_one_row(
+                lambda: F.linear(rows, largest.weight),
+                lambda: cpu_linear.packed_linear(rows, largest.packed),
+                **({} if clock is None else {"clock": clock}),
+            ):
+                max_rows = None
     min_rows = 1 if packed_wins else cpu_linear.PACKED_MIN_ROWS
     for module in linears:
         module.packed_min_rows = min_rows
+        module.packed_max_rows = max_rows
     return min_rows
 
 

@@ -38,9 +38,15 @@ def matmul_kernels(
     device: torch.device, dtype: torch.dtype, shapes: Sequence[tuple[int, int, int]]
 ) -> list[Kernel]:
     """One kernel per (m, k, n): x [m, k] times a weight stored [n, k], as a Linear layer
-    multiplies, 2·m·k·n FLOPs."""
+    multiplies, 2·m·k·n FLOPs; on a CPU the shapes after the first (the model's) also
+    through the prepacked kernel."""
+    from engine_check import cpu_linear
+
     gen = torch.Generator(device=device).manual_seed(1)
     kernels = []
+    # on a CPU the model's own shapes also through oneDNN's prepacked kernel, which the
+    # model's prompts use where it is the faster (engine_check.cpu_linear)
+    packed = device.type == "cpu" and cpu_linear.prepack_works(dtype)
     for m, k, n in shapes:
         x = torch.rand(m, k, generator=gen, device=device, dtype=torch.float32).to(dtype)
         w = torch.rand(n, k, generator=gen, device=device, dtype=torch.float32).to(dtype)
@@ -53,4 +59,14 @@ def matmul_kernels(
                 lambda x=x, w=w, out=out: torch.mm(x, w.t(), out=out),
             )
         )
+        if packed and (m, k, n) != shapes[0]:
+            pw = cpu_linear.pack_weight(w)
+            kernels.append(
+                Kernel(
+                    f"matmul {m}x{k}x{n} prepacked",
+                    MATMUL,
+                    2 * m * k * n,
+                    lambda x=x, pw=pw: cpu_linear.packed_linear(x, pw),
+                )
+            )
     return kernels

@@ -134,7 +134,10 @@ def run_engine_check(
 
     tick(f"building a {plan.model.params / 1e6:.0f} M-parameter model")
     model = build_model(plan.model, plan.max_seq, torch_dtype, dev, seed=seed)
-    packed_min_rows = prepack_for_cpu(model) if kind == "cpu" else 0
+    packed_min_rows = (
+        prepack_for_cpu(model, prompt_rows=max(plan.prompt_lens)) if kind == "cpu" else 0
+    )
+    packed_prompts = bool(packed_min_rows) and model.output.packed_max_rows is None
     bench = experiments.Bench(
         model=model,
         timer=timer,
@@ -185,6 +188,8 @@ def run_engine_check(
         # default kernel here
         "cpu_prepacked_linears": packed_min_rows > 0,
         "cpu_packed_min_rows": packed_min_rows or None,
+        # and prompts of any length where the packed kernel won the longest prompt's matmul
+        "cpu_packed_prompts": packed_prompts,
         "seed": seed,
     }
     meta = {

@@ -253,3 +253,30 @@ def test_cached_decode_equals_recompute_with_prepacked_linears():
         tokens = torch.cat([tokens, nxt], dim=1)
         logits = decode_step(model, nxt, pos=4 + step)
         torch.testing.assert_close(logits, forward_no_cache(model, tokens), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("default, packed, max_rows", [(3.0, 1.0, None), (1.0, 3.0, 64)])
+def test_long_prompts_go_through_the_packed_weights_where_they_win(default, packed, max_rows):
+    from engine_check import cpu_linear
+    from engine_check.model import Linear, prepack_for_cpu
+
+    if not cpu_linear.prepack_works(torch.float32):
+        pytest.skip("this torch build has no oneDNN prepacked matmul")
+    cfg = tiny()
+    plain = build_model(cfg, max_seq=80, dtype=torch.float32, device=CPU, seed=7)
+    model = build_model(cfg, max_seq=80, dtype=torch.float32, device=CPU, seed=7)
+    prepack_for_cpu(model, clock=steps(default, packed), prompt_rows=80)
+    linears = [m for m in model.modules() if isinstance(m, Linear)]
+    assert {m.packed_max_rows for m in linears} == {max_rows}
+    tokens = torch.randint(0, cfg.vocab, (1, 80), generator=torch.Generator().manual_seed(3))
+    used = []
+    real = cpu_linear.packed_linear
+    for m in (plain, model):
+        m.setup_cache(1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cpu_linear, "packed_linear", lambda x, w: used.append(x.shape[1]) or real(x, w))
+        got = prefill(model, tokens)
+    # 80 rows through every block's four matmuls and the head's one row (the last position),
+    # or, where the default kernel won both, none
+    assert used == ([80] * 4 * cfg.layers + [1] if max_rows is None else [])
+    torch.testing.assert_close(got, prefill(plain, tokens), rtol=1e-4, atol=1e-4)
