@@ -37,11 +37,17 @@ RESULT_JSON_HELP = """
   decode     [{context_len, ms, p90_ms, bytes_per_s, mbu, flops_util,
                predicted_ms, ...}]
   batch      [{batch, ms, p90_ms, tokens_per_s, predicted_ms, ...}]
+  depth      [{layers, context_len, ms, best_ms, bytes, ...}]
+  stream_pair  {step_ms, read_ms, step_bytes, read_bytes, fraction, ...}
+  dtype_probe  [{dtype, bytes, best_ms, kernel, bytes_per_s}]
   batch_ridge  smallest batch the roofline calls compute-bound, or null
   recompute  [{position, cached_ms, recompute_ms, ...}]
   kv         {measured_bytes, formula_bytes, allocator_delta_bytes, ...}
   claims     {decode_memory_bound | prefill_compute_bound | kv_formula_exact |
               cache_beats_recompute | batch_amortizes_decode: {holds, text}}
+  calculator {mfu, mbu, points: [{kind, label, predicted_ms, bound,
+              measured_ms, error_pct, ...}], ttft_mean_abs_error_pct,
+              tpot_mean_abs_error_pct, notes: [...], ...}
 """
 
 
@@ -63,8 +69,9 @@ its roofline time from the peaks measured in the same run: the fastest of a
 read, a copy and a triad stream for memory bandwidth, the fastest of several
 matmul shapes for FLOP/s, measured before and after the experiments. No
 utilisation exceeds 100%: a point that beats a peak has it measured again, and
-the report says so. Progress goes to stderr; the report ends with plain-words
-verdicts.
+the report says so. The calculator's TTFT and TPOT (kv --latency's formulas,
+this run's peaks and efficiencies) stand beside every point with their error.
+Progress goes to stderr; the report ends with plain-words verdicts.
 """
 
 
