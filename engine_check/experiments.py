@@ -253,9 +253,15 @@ _OTHER_WIDTH = {torch.float32: torch.bfloat16, torch.bfloat16: torch.float32,
                 torch.float16: torch.float32}  # fmt: skip
 
 
+# blocks whose gate-and-up weights the dtype probe copies: far more bytes than any cache
+# holds, while a copy in the wider dtype stays small beside the model
+DTYPE_PROBE_BLOCKS = 4
+
+
 def run_dtype_probe(bench: Bench) -> list[dict]:
     """Whether a narrower or wider dtype would vary the bytes cleanly at the same depth:
-    every block's largest weight (gate and up) multiplies one row, in the run's dtype
+    the largest weight (gate and up) of each of the first DTYPE_PROBE_BLOCKS blocks
+    multiplies one row, in the run's dtype
     and in the other width, each by the faster of the default and (on a CPU) the
     prepacked one-row kernel. A sweep of dtypes tests the bytes only if both widths
     stream at about the same bytes per second; on CPUs bf16 often streams slower."""
@@ -265,7 +271,10 @@ def run_dtype_probe(bench: Bench) -> list[dict]:
     dtype = bench.model.output.weight.dtype
     rows = []
     for width in (dtype, _OTHER_WIDTH[dtype]):
-        weights = [block.feed_forward.w13.weight.to(width) for block in bench.model.layers]
+        weights = [
+            block.feed_forward.w13.weight.to(width)
+            for block in bench.model.layers[:DTYPE_PROBE_BLOCKS]
+        ]
         x = torch.ones(1, 1, weights[0].shape[1], dtype=width, device=bench.device)
         kernels = {"default": [lambda w=w, x=x: F.linear(x, w) for w in weights]}
         if bench.device.type == "cpu" and cpu_linear.prepack_works(width):

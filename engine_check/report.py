@@ -22,7 +22,7 @@ database stores it. Top-level keys (schema 3):
               weights timed in turns; fraction = the step's bytes/s over the read's,
               each at its fastest call (absent from runs stored before it existed)
     dtype_probe [{dtype, bytes, best_ms, kernel, bytes_per_s}]: one-row matmuls over
-              every block's largest weight in the run's dtype and the other width
+              the first blocks' largest weights in the run's dtype and the other width
               (absent from older runs)
     recompute [{position, cached_ms, recompute_ms, ...}]
     kv       {measured_bytes, formula_bytes, allocator_delta_bytes, shape, ...}
@@ -365,7 +365,7 @@ def render_text(result: dict) -> str:
         )
         lines += [
             "",
-            f"one-row matmuls over every block's gate and up weights, by dtype: {rates}",
+            f"one-row matmuls over the first blocks' gate and up weights, by dtype: {rates}",
         ]
     ridge = result.get("batch_ridge")
     ridge_note = f"roofline ridge near batch {ridge}" if ridge else "no ridge in reach"
