@@ -31,7 +31,6 @@ by drill.quantities.expr, trees walked from `ast.parse`):
 from __future__ import annotations
 
 import ast
-import copy
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from typing import Any
 
 from drill.bank.schema import GpuParam, NumericQuestion, PresetParam
 from drill.errors import ExprError
+from drill.kinds.hints import inline_derived
 from drill.kinds.instance import InstanceError
 from drill.kinds.numeric_draw import compiled, draw_numeric
 from drill.kinds.numeric_slips import same
@@ -303,25 +303,9 @@ _KV_HEAD_NAMES = frozenset({"kv_before", "kv_after"})
 
 
 def inlined_answer(question: NumericQuestion) -> ast.expr:
-    """The answer's tree with every derived value written out in place. A derived value is
-    worked out after the ones above it, so only those are written out in it (a value that
-    names itself stays a name, as it stays an error when drawn)."""
-    order = list(question.derived)
-    derived = {name: ast.parse(text, mode="eval").body for name, text in question.derived.items()}
-
-    def inline(node: ast.expr, before: int) -> ast.expr:
-        if isinstance(node, ast.Name) and node.id in order[:before]:
-            at = order.index(node.id)
-            return inline(derived[node.id], at)
-        copied = copy.copy(node)
-        for field_name, value in ast.iter_fields(node):
-            if isinstance(value, ast.expr):
-                setattr(copied, field_name, inline(value, before))
-            elif isinstance(value, list):
-                setattr(copied, field_name, [inline(v, before) for v in value])
-        return copied
-
-    return inline(ast.parse(question.answer, mode="eval").body, len(order))
+    """The answer's tree with every derived value written out in place (in order: a value
+    that names itself stays a name, as it stays an error when drawn)."""
+    return inline_derived(question.answer, question.derived.items())
 
 
 def _constant(node: ast.expr) -> float | None:

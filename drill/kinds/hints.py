@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
-from collections.abc import Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,20 +138,32 @@ def _formula(
         shown = {placeholder.name for placeholder in placeholders(prompt)}
     except BankError:  # a malformed prompt is lint's to report; write every value out
         shown = set()
-    written_out = {
-        name: ast.parse(text, mode="eval").body for name, text in derived if name not in shown
-    }
-    tree = _inline(ast.parse(answer, mode="eval").body, written_out)
+    tree = inline_derived(answer, derived, keep=shown)
     base_names = dict(preset_names)
     words = _Writer(base_names, None).write(tree)
     tail = UNIT_WORDS.get(unit)
     return _Formula(tree, f"The formula: {words}{', ' + tail if tail else ''}.", base_names)
 
 
+def inline_derived(
+    answer: str, derived: Iterable[tuple[str, str]], keep: Container[str] = ()
+) -> ast.expr:
+    """`answer`'s tree with each derived value (name, text) not in `keep` written out in
+    place. A derived value is worked out after the ones above it, so only those are
+    written out in it (one that names itself or a later one keeps that name, as it stays
+    an error when drawn)."""
+    written_out: dict[str, ast.expr] = {}
+    for name, text in derived:
+        tree = _inline(ast.parse(text, mode="eval").body, written_out)
+        if name not in keep:
+            written_out[name] = tree
+    return _inline(ast.parse(answer, mode="eval").body, written_out)
+
+
 def _inline(node: ast.expr, written_out: Mapping[str, ast.expr]) -> ast.expr:
-    """`node` with each name in `written_out` replaced by its own tree, recursively."""
+    """`node` with each name in `written_out` replaced by a copy of its tree."""
     if isinstance(node, ast.Name) and node.id in written_out:
-        return _inline(written_out[node.id], written_out)
+        return copy.deepcopy(written_out[node.id])
     copied = copy.copy(node)
     for field, value in ast.iter_fields(node):
         if isinstance(value, ast.expr):
