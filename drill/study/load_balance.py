@@ -173,13 +173,16 @@ class LoadBalancer:
 
     def place_in(self, db, row: dict[str, Any], at: datetime) -> dict[str, Any]:
         """`place` against the cards `db` holds: the day counts of the card's range come
-        from one query (drill.storage.reviews.due_counts); the card itself not counted."""
+        from one query (drill.storage.reviews.due_counts), made only for an interval that
+        is balanced; the card itself not counted."""
         bounds = self.candidates(row, at)
         if bounds is None:
             return row
+        interval, low, high = bounds
+        if interval > MAX_BALANCED_INTERVAL:  # spread only: `place` reads no counts
+            return self.place(row, at, {})
         from drill.storage.reviews import due_counts
 
-        _interval, low, high = bounds
         first = self.days.day_of(at + timedelta(days=low))
         spans = (self.days.day_of(at + timedelta(days=high)) - first).days + 1
         day_list = [first + timedelta(days=n) for n in range(spans)]
