@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from engine_check.timing import Timer, Timing, measure
 
@@ -88,6 +88,8 @@ class CpuMeter:
 RETRY_SHARE = BUSY_SHARE_WARN
 MAX_TRIES = 3
 
+T = TypeVar("T")
+
 
 class Meter(Protocol):
     def start(self) -> None: ...
@@ -132,6 +134,30 @@ def disturbed(share: float | None) -> bool:
     return share is not None and share > RETRY_SHARE
 
 
+def metered_tries(
+    try_once: Callable[[int], tuple[T, float]],
+    new_meter: Callable[[], Meter],
+    budget: RetryBudget,
+    max_tries: int = MAX_TRIES,
+) -> list[tuple[T, float | None]]:
+    """Run `try_once(attempt)` (its result and the seconds of timed work it cost) under a
+    fresh meter of the other programs' CPU use; if they took more than RETRY_SHARE, run
+    it again while the budget lasts, up to `max_tries` in all. Each repeat's cost is
+    charged to the budget. Returns every try's result with the share measured during it."""
+    tries: list[tuple[T, float | None]] = []
+    for attempt in range(max_tries):
+        meter = new_meter()
+        meter.start()
+        result, cost_s = try_once(attempt)
+        share = meter.stop()
+        tries.append((result, share))
+        if attempt:
+            budget.spent += cost_s
+        if not disturbed(share) or not budget.allows(cost_s):
+            break
+    return tries
+
+
 def measure_steady(
     fn: Callable[[], object],
     timer: Timer,
@@ -146,18 +172,12 @@ def measure_steady(
     lasts, up to `max_tries` in all. Keeps the try with the fastest median: other work
     only ever slows a kernel down. The cost of a try is its timed work, so the budget
     is the same under a real or a scripted timer."""
-    tries: list[tuple[Timing, float | None]] = []
-    for attempt in range(max_tries):
-        meter = new_meter()
-        meter.start()
+
+    def once(attempt: int) -> tuple[Timing, float]:
         timing = measure(fn, timer, warmups if attempt == 0 else 0, repeats)
-        share = meter.stop()
-        tries.append((timing, share))
-        cost_s = sum(timing.samples_ms) / 1e3
-        if attempt:
-            budget.spent += cost_s
-        if not disturbed(share) or not budget.allows(cost_s):
-            break
+        return timing, sum(timing.samples_ms) / 1e3
+
+    tries = metered_tries(once, new_meter, budget, max_tries)
     timing, share = min(tries, key=lambda t: t[0].median_ms)
     warm = tries[0][0].warmup_ms
     return SteadyTiming(Timing(warm, timing.samples_ms), share, len(tries))

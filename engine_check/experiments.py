@@ -36,13 +36,12 @@ from drill.serving.kvmath import kv_cache_bytes
 from engine_check import roofline
 from engine_check.config import RunPlan
 from engine_check.contention import (
-    MAX_TRIES,
     CpuMeter,
     Meter,
     RetryBudget,
     SteadyTiming,
-    disturbed,
     measure_steady,
+    metered_tries,
 )
 from engine_check.model import KVCache, Transformer, decode_step, forward_no_cache, prefill
 from engine_check.timing import Timer, measure
@@ -215,22 +214,18 @@ def run_stream_pair(bench: Bench) -> dict:
     for fn in (step, read):  # warm-ups
         for _ in range(max(1, bench.plan.warmups)):
             bench.timer.time_ms(fn)
-    tries: list[tuple[float | None, list[float], list[float]]] = []
-    for attempt in range(MAX_TRIES):  # timed again while other programs disturb it
-        meter = bench.new_meter()
-        meter.start()
+
+    def in_turns(attempt: int) -> tuple[tuple[list[float], list[float]], float]:
         step_ms, read_ms = [], []
         for _ in range(bench.plan.repeats):
             step_ms.append(bench.timer.time_ms(step))
             read_ms.append(bench.timer.time_ms(read))
-        tries.append((meter.stop(), step_ms, read_ms))
-        cost_s = (sum(step_ms) + sum(read_ms)) / 1e3
-        if attempt:
-            bench.budget.spent += cost_s
-        if not disturbed(tries[-1][0]) or not bench.budget.allows(cost_s):
-            break
-    # the quietest try (an unknown share counts as quiet: nothing says otherwise)
-    share, step_ms, read_ms = min(tries, key=lambda t: t[0] or 0.0)
+        return (step_ms, read_ms), (sum(step_ms) + sum(read_ms)) / 1e3
+
+    # timed again while other programs disturb it; the quietest try is kept (an unknown
+    # share counts as quiet: nothing says otherwise)
+    tries = metered_tries(in_turns, bench.new_meter, bench.budget)
+    (step_ms, read_ms), share = min(tries, key=lambda t: t[1] or 0.0)
     step_bytes = roofline.decode_step_bytes(bench.cfg, context_len, 1, bench.dtype_bytes)
     read_bytes = sum(w.numel() * w.element_size() for w in weights)
     _release(bench)
