@@ -40,10 +40,8 @@ def save_engine_run(db, result: dict[str, Any], now: datetime) -> int:
 
 def latest_engine_run(db) -> dict[str, Any] | None:
     """The most recently created run's result object, or None when none is stored."""
-    row = db.conn.execute(
-        "SELECT id, result FROM engine_runs ORDER BY created_at DESC, id DESC LIMIT 1"
-    ).fetchone()
-    return None if row is None else _result(*row)
+    found = latest_engine_run_with_id(db)
+    return None if found is None else found[1]
 
 
 def latest_engine_run_with_id(db) -> tuple[int, dict[str, Any]] | None:
