@@ -1,6 +1,7 @@
 """What the deck tests share: a template's draw pinned by hand, the check that a draw gives
-it, and the check that every template of some decks is pinned twice. Each test file keeps
-its own literals (params, answers, mistakes); only the checking lives here."""
+it, the check that every template of some decks is pinned twice, and the grader's verdict
+on an answer as typed. Each test file keeps its own literals (params, answers, mistakes);
+only the checking lives here."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def assert_each_pinned_twice(templates: list[str], pinned: Mapping[tuple[str, in
     assert {qid for qid, _ in pinned} <= set(templates)
 
 
-def verdict(deck, question_id: str, seed: int, answer: str):
+def graded(deck, question_id: str, seed: int, answer: str):
+    """The grader's verdict on `answer` to the draw of `question_id` for `seed`."""
     return grade(make_instance(deck.get(question_id), seed), answer)
 
 

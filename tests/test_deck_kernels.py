@@ -15,12 +15,11 @@ from deck_pins import (
     Pinned,
     assert_draw_is_pinned,
     assert_each_pinned_twice,
+    graded,
     numeric_templates,
     read_decks,
+    ticks,
 )
-
-from drill.kinds import make_instance
-from drill.kinds.grade import grade
 
 DECK_FILES = ("attention_kernels.yaml", "cuda_graphs.yaml", "sampling.yaml")
 
@@ -161,7 +160,7 @@ def test_every_template_of_these_decks_is_pinned_for_two_seeds(deck):
 
 @pytest.mark.parametrize(("question_id", "seed", "answer", "mistake"), MISTAKES)
 def test_an_answer_as_typed_is_graded_and_its_mistake_named(deck, question_id, seed, answer, mistake):
-    verdict = grade(make_instance(deck.get(question_id), seed), answer)
+    verdict = graded(deck, question_id, seed, answer)
     assert verdict.correct is (mistake is None)
     assert verdict.misconception == mistake
 
@@ -202,6 +201,6 @@ CONCEPTS = [
 
 @pytest.mark.parametrize(("question_id", "answer", "covered", "wrong"), CONCEPTS)
 def test_a_concept_answer_is_read_as_a_person_would(deck, question_id, answer, covered, wrong):
-    verdict = grade(make_instance(deck.get(question_id), 1), answer)
-    assert [i for i, hit in enumerate(verdict.covered, 1) if hit] == covered
-    assert [i for i, claim in enumerate(verdict.wrong_claims, 1) if claim] == wrong
+    verdict = graded(deck, question_id, 1, answer)
+    assert ticks(verdict.covered) == covered
+    assert ticks(verdict.wrong_claims) == wrong

@@ -16,12 +16,11 @@ from deck_pins import (
     Pinned,
     assert_draw_is_pinned,
     assert_each_pinned_twice,
+    graded,
     numeric_templates,
     read_decks,
+    ticks,
 )
-
-from drill.kinds import make_instance
-from drill.kinds.grade import grade
 
 DECK_FILES = (
     "kv_offload_routing.yaml",
@@ -251,14 +250,14 @@ def test_every_template_of_these_decks_is_pinned_for_two_seeds(deck):
 
 @pytest.mark.parametrize(("question_id", "seed", "answer", "mistake"), MISTAKES)
 def test_a_wrong_answer_is_named(deck, question_id, seed, answer, mistake):
-    verdict = grade(make_instance(deck.get(question_id), seed), answer)
+    verdict = graded(deck, question_id, seed, answer)
     assert verdict.correct is False
     assert verdict.misconception == mistake
 
 
 @pytest.mark.parametrize(("question_id", "seed", "answer"), ANSWERS)
 def test_the_right_answer_as_typed_is_correct(deck, question_id, seed, answer):
-    verdict = grade(make_instance(deck.get(question_id), seed), answer)
+    verdict = graded(deck, question_id, seed, answer)
     assert verdict.correct is True
     assert verdict.misconception is None
 
@@ -322,7 +321,7 @@ CONCEPT_ANSWERS = [
 def test_a_concept_answer_is_read_as_a_person_reads_it(
     deck, question_id, answer, covered, contradicted, rating
 ):
-    verdict = grade(make_instance(deck.get(question_id), 1), answer)
-    assert [i for i, hit in enumerate(verdict.covered, 1) if hit] == covered
-    assert [i for i, claim in enumerate(verdict.wrong_claims, 1) if claim] == contradicted
+    verdict = graded(deck, question_id, 1, answer)
+    assert ticks(verdict.covered) == covered
+    assert ticks(verdict.wrong_claims) == contradicted
     assert verdict.rating == rating

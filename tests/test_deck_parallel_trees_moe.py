@@ -14,13 +14,14 @@ from deck_pins import (
     Pinned,
     assert_draw_is_pinned,
     assert_each_pinned_twice,
+    graded,
     numeric_templates,
     read_decks,
+    ticks,
 )
 
-from drill.kinds import kind_of, make_instance
+from drill.kinds import kind_of
 from drill.kinds.chains import draw_chain
-from drill.kinds.grade import grade
 
 DECK_FILES = ("parallel_communication.yaml", "speculative_trees.yaml", "moe_balance.yaml")
 
@@ -173,12 +174,12 @@ def test_every_template_of_these_decks_is_pinned_for_two_seeds(deck):
 
 @pytest.mark.parametrize(("question_id", "seed", "answer"), CORRECT)
 def test_the_answer_as_typed_is_right(deck, question_id, seed, answer):
-    assert grade(make_instance(deck.get(question_id), seed), answer).correct is True
+    assert graded(deck, question_id, seed, answer).correct is True
 
 
 @pytest.mark.parametrize(("question_id", "seed", "answer", "mistake"), MISTAKES)
 def test_a_wrong_answer_is_named(deck, question_id, seed, answer, mistake):
-    verdict = grade(make_instance(deck.get(question_id), seed), answer)
+    verdict = graded(deck, question_id, seed, answer)
     assert verdict.correct is False
     assert verdict.misconception == mistake
 
@@ -242,6 +243,6 @@ CONCEPT_ANSWERS = [
 
 @pytest.mark.parametrize(("question_id", "answer", "covered", "wrong"), CONCEPT_ANSWERS)
 def test_a_concept_answer_is_read_as_a_person_would(deck, question_id, answer, covered, wrong):
-    verdict = grade(make_instance(deck.get(question_id), 1), answer)
-    assert [i for i, hit in enumerate(verdict.covered, 1) if hit] == covered
-    assert [i for i, claim in enumerate(verdict.wrong_claims, 1) if claim] == wrong
+    verdict = graded(deck, question_id, 1, answer)
+    assert ticks(verdict.covered) == covered
+    assert ticks(verdict.wrong_claims) == wrong

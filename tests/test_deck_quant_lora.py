@@ -14,12 +14,11 @@ from deck_pins import (
     Pinned,
     assert_draw_is_pinned,
     assert_each_pinned_twice,
+    graded,
     numeric_templates,
     read_decks,
+    ticks,
 )
-
-from drill.kinds import make_instance
-from drill.kinds.grade import grade
 
 DECK_FILES = ("weight_quantization.yaml", "multi_lora.yaml")
 
@@ -150,7 +149,7 @@ def test_every_template_of_the_two_decks_is_pinned_for_two_seeds(deck):
 
 @pytest.mark.parametrize(("question_id", "seed", "answer", "mistake"), MISTAKES)
 def test_a_wrong_answer_is_named(deck, question_id, seed, answer, mistake):
-    verdict = grade(make_instance(deck.get(question_id), seed), answer)
+    verdict = graded(deck, question_id, seed, answer)
     assert verdict.correct is False
     assert verdict.misconception == mistake
 
@@ -164,12 +163,12 @@ TOO_COARSE = [
 
 @pytest.mark.parametrize(("question_id", "seed", "answer"), TOO_COARSE)
 def test_a_cost_rounded_past_the_cent_is_not_right(deck, question_id, seed, answer):
-    assert grade(make_instance(deck.get(question_id), seed), answer).correct is False
+    assert graded(deck, question_id, seed, answer).correct is False
 
 
 @pytest.mark.parametrize(("question_id", "seed", "answer"), RIGHT)
 def test_a_rounded_answer_is_right(deck, question_id, seed, answer):
-    assert grade(make_instance(deck.get(question_id), seed), answer).correct is True
+    assert graded(deck, question_id, seed, answer).correct is True
 
 
 @pytest.mark.parametrize(
@@ -182,7 +181,7 @@ def test_a_rounded_answer_is_right(deck, question_id, seed, answer):
     ],
 )
 def test_a_one_factor_slip_names_the_factor_it_kept(deck, answer, named, not_named):
-    verdict = grade(make_instance(deck.get("lora-extra-flops"), 1), answer)
+    verdict = graded(deck, "lora-extra-flops", 1, answer)
     assert verdict.misconception == "lora-one-matrix"
     assert named in verdict.feedback
     assert not_named not in verdict.feedback
@@ -239,7 +238,7 @@ CONCEPT_ANSWERS = [
 def test_a_concept_answer_is_read_as_a_person_reads_it(
     deck, question_id, answer, covered, contradicted, rating
 ):
-    verdict = grade(make_instance(deck.get(question_id), 1), answer)
-    assert [i for i, hit in enumerate(verdict.covered, 1) if hit] == covered
-    assert [i for i, claim in enumerate(verdict.wrong_claims, 1) if claim] == contradicted
+    verdict = graded(deck, question_id, 1, answer)
+    assert ticks(verdict.covered) == covered
+    assert ticks(verdict.wrong_claims) == contradicted
     assert verdict.rating == rating

@@ -15,12 +15,12 @@ from deck_pins import (
     Pinned,
     assert_draw_is_pinned,
     assert_each_pinned_twice,
+    graded,
     numeric_templates,
     read_decks,
 )
 
 from drill.kinds import make_instance
-from drill.kinds.grade import grade
 
 SERVING_FILES = ("serving_", "spot_the_bug")
 
@@ -423,7 +423,7 @@ def test_every_serving_template_is_pinned_for_two_seeds(deck):
 
 @pytest.mark.parametrize(("question_id", "seed", "answer", "mistake"), MISTAKES)
 def test_a_wrong_answer_to_a_serving_template_is_named(deck, question_id, seed, answer, mistake):
-    verdict = grade(make_instance(deck.get(question_id), seed), answer)
+    verdict = graded(deck, question_id, seed, answer)
     assert verdict.correct is False
     assert verdict.misconception == mistake
 
