@@ -37,6 +37,7 @@ from typing import Any
 from drill.bank.loader import Bank, display_path
 from drill.bank.schema import NumericQuestion
 from drill.bank.template_formula import (
+    Role,
     inlined_answer,
     kv_product,
     product_factors,
@@ -82,16 +83,10 @@ def catalogue_mistake(question: NumericQuestion, names: tuple[str, ...]) -> str 
         if words[:2] != ["drop", "factor"] or len(words) < 3 or words[3:4] not in ([], ["in"]):
             continue
         factor, where = words[2], words[4] if len(words) > 4 else "answer"
-        per_parameter = _per_parameter_two(question, where) if factor == "2" else None
-        if per_parameter is not None:
-            return per_parameter
         if factor == "2":
-            # the 2 of K and V only where the product it sits in is the KV size: the 2 of
-            # `weights = params * 2` in the same template is an element size
-            if where == "answer" or where in question.derived:
-                part = question if where == "answer" else replace(question, answer=where)
-                if kv_product(part) and not _another_kv_part(question, where):
-                    return "forgot-kv-factor"
+            mistake = _two_mistake(question, where, roles)
+            if mistake is not None:
+                return mistake
             continue
         role = roles.get(factor)
         if role is None or role.name not in CATALOGUE_DROPS:
@@ -106,17 +101,22 @@ def catalogue_mistake(question: NumericQuestion, names: tuple[str, ...]) -> str 
 _TOKEN_ROLES = frozenset({"prompt", "tokens", "seq", "batch"})
 
 
-def _per_parameter_two(question: NumericQuestion, where: str) -> str | None:
-    """The catalogue's mistake for leaving out a literal 2 that multiplies a parameter
-    count in `where` (the answer or a derived value): the 2 FLOPs of a multiply-add where
-    the product counts tokens too (flops-2x), else 2 bytes a weight (wrong-dtype-bytes);
-    None where no such 2 is."""
+def _two_mistake(question: NumericQuestion, where: str, roles: Mapping[str, Role]) -> str | None:
+    """The catalogue's mistake for leaving out a literal 2 in `where` (the answer or a
+    derived value), else None. A 2 that multiplies a parameter count is the 2 FLOPs of a
+    multiply-add where the product counts tokens too (flops-2x), else 2 bytes a weight
+    (wrong-dtype-bytes); any other 2 is the 2 of K and V only where the product it sits in
+    is the KV size (forgot-kv-factor): the 2 of `weights = params * 2` in the same
+    template is an element size."""
+    if where != "answer" and where not in question.derived:
+        return None
     part = question if where == "answer" else replace(question, answer=where)
-    roles = template_roles(question)
     for factors in product_factors(inlined_answer(part)):
         names = {roles[f.id].name for f in factors if isinstance(f, ast.Name) and f.id in roles}
         if "params" in names and any(isinstance(f, ast.Constant) and f.value == 2 for f in factors):
             return "flops-2x" if names & _TOKEN_ROLES else "wrong-dtype-bytes"
+    if kv_product(part) and not _another_kv_part(question, where):
+        return "forgot-kv-factor"
     return None
 
 
