@@ -19,6 +19,7 @@ from drill.commands.options import (
     db_option,
     now_option,
     open_database,
+    report_option,
     user_days,
 )
 from drill.commands.terminal import (
@@ -99,13 +100,9 @@ held, with their scores, and `kvdrill interview report ID` shows one's report ag
 @click.option("--topic", help="Only questions of this topic.")
 @click.option("--seed", type=click.IntRange(min=0), help="Which interview (default: a random one).")
 @click.option("--focus", type=click.Choice(["weak"]), help="Weight the choice to weak spots.")
-@click.option(
-    "--report",
-    "report_paths",
-    type=click.Path(dir_okay=False, path_type=Path),
-    multiple=True,
-    help="Also write the report to FILE: Markdown, or HTML for a name ending in .html "
-    "(repeat for more files).",
+@report_option(
+    "Also write the report to FILE: Markdown, or HTML for a name ending in .html "
+    "(repeat for more files)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (see above).")
 @bank_option

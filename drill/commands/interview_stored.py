@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from drill.commands.options import db_option, now_option, open_database, user_days
+from drill.commands.options import (
+    db_option,
+    now_option,
+    open_database,
+    report_option,
+    user_days,
+)
 
 LIST_HELP = """List the mock interviews held, the newest first.
 
@@ -112,13 +118,9 @@ def _seconds_between(start: str, end: str) -> float:
 
 @click.command("report", help=REPORT_HELP, short_help="Show a stored interview's report again.")
 @click.argument("interview_id", metavar="ID")
-@click.option(
-    "--report",
-    "report_paths",
-    type=click.Path(dir_okay=False, path_type=Path),
-    multiple=True,
-    help="Write the report to FILE: Markdown, or HTML for a name ending in .html "
-    "(repeat for more files).",
+@report_option(
+    "Write the report to FILE: Markdown, or HTML for a name ending in .html "
+    "(repeat for more files)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (see above).")
 @db_option()

@@ -34,6 +34,18 @@ def output_option(help: str):
     )
 
 
+def report_option(help: str):
+    """`--report FILE` (repeatable), passed as `report_paths`: where an interview's report
+    is written (drill.interview.report.report_format picks Markdown or HTML)."""
+    return click.option(
+        "--report",
+        "report_paths",
+        type=click.Path(dir_okay=False, path_type=Path),
+        multiple=True,
+        help=help,
+    )
+
+
 def now_option(func):
     """Hidden `--now ISO`, passed as `now_text`: pretend it is that time (tests, demos)."""
     return click.option(
