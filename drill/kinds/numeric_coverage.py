@@ -125,9 +125,9 @@ def _another_kv_part(question: NumericQuestion, where: str) -> bool:
     other), is a KV size too: the grouped cache beside the dense one."""
     if where == "answer":
         return False
-    mine = question.derived[where]
+    mine = ast.parse(question.derived[where], mode="eval")
     for name, text in question.derived.items():
-        if name == where or _uses(ast.parse(text, mode="eval"), where) or name in mine.split():
+        if name == where or _uses(ast.parse(text, mode="eval"), where) or _uses(mine, name):
             continue
         if kv_product(replace(question, answer=name)):
             return True
