@@ -198,8 +198,10 @@ def prepack_for_cpu(model: Transformer, *, clock=None, prompt_rows: int | None =
             **({} if clock is None else {"clock": clock}),
         )
         for module in linears if packed_wins else []:
-            module.packed_row = cpu_linear.pack_weight(
-                module.weight, cpu_linear.ONE_ROW_LAYOUT_ROWS
+            module.packed_row = (
+                one_row
+                if module is largest
+                else cpu_linear.pack_weight(module.weight, cpu_linear.ONE_ROW_LAYOUT_ROWS)
             )
         max_rows: int | None = cpu_linear.PACKED_MAX_ROWS
         if prompt_rows is not None and prompt_rows > cpu_linear.PACKED_MAX_ROWS:
