@@ -32,7 +32,7 @@ from typing import Any
 from drill.serving import estimates
 from drill.serving.gpus import GpuSpec
 from drill.serving.kvmath import ModelShape, canonical_dtype
-from drill.serving.probe_stats import error_percent
+from drill.serving.probe_stats import error_percent, mean_abs_error
 
 TTFT_TARGET_PCT = 15.0
 TPOT_TARGET_PCT = 10.0
@@ -66,10 +66,6 @@ def device_of(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> GpuSpec:
         memory_gib=0.0,
     )
 
-
-def _mean_abs(values: list[float | None]) -> float | None:
-    found = [abs(v) for v in values if v is not None]
-    return sum(found) / len(found) if found else None
 
 
 def calculator_check(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,8 +127,8 @@ def calculator_check(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> dic
         add("tpot", f"batch {b} at {batch_context:,}", step, row, False,
             context_len=batch_context, batch=b)  # fmt: skip
 
-    ttft_mape = _mean_abs([p["error_pct"] for p in points if p["kind"] == "ttft"])
-    tpot_mape = _mean_abs([p["error_pct"] for p in points if p["kind"] == "tpot"])
+    ttft_mape = mean_abs_error([p["error_pct"] for p in points if p["kind"] == "ttft"])
+    tpot_mape = mean_abs_error([p["error_pct"] for p in points if p["kind"] == "tpot"])
     flops_ratio = at_peak_ttft.flops / longest["flops"]
     bytes_ratio = at_peak_tpot.bytes / shortest["bytes"]
     check = {
@@ -199,9 +195,9 @@ def where_wrong(check: Mapping[str, Any]) -> list[str]:
         )
         notes.append(f"{kind.upper()} misses its {target:.0f}% target at {shown}")
         if kind == "tpot":
-            one = _mean_abs([p["error_pct"] for p in check["points"]
+            one = mean_abs_error([p["error_pct"] for p in check["points"]
                              if p["kind"] == "tpot" and p.get("batch") == 1])  # fmt: skip
-            more = _mean_abs([p["error_pct"] for p in check["points"]
+            more = mean_abs_error([p["error_pct"] for p in check["points"]
                               if p["kind"] == "tpot" and p.get("batch", 1) > 1])  # fmt: skip
             if one is not None and more is not None:
                 notes.append(

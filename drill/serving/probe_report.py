@@ -21,12 +21,7 @@ from typing import Any
 from drill.serving import estimates
 from drill.serving.gpus import gpu_named
 from drill.serving.kvmath import get_preset
-from drill.serving.probe_stats import error_percent
-
-
-def _mean_abs(values: list[float | None]) -> float | None:
-    found = [abs(v) for v in values if v is not None]
-    return sum(found) / len(found) if found else None
+from drill.serving.probe_stats import error_percent, mean_abs_error
 
 
 def calculator_check(
@@ -71,8 +66,8 @@ def calculator_check(
         "mbu": eff.mbu,
         "efficiency_source": eff.source,
         "points": rows,
-        "ttft_mean_abs_error_pct": _mean_abs([r.get("ttft_error_pct") for r in rows]),
-        "tpot_mean_abs_error_pct": _mean_abs([r.get("tpot_error_pct") for r in rows]),
+        "ttft_mean_abs_error_pct": mean_abs_error([r.get("ttft_error_pct") for r in rows]),
+        "tpot_mean_abs_error_pct": mean_abs_error([r.get("tpot_error_pct") for r in rows]),
     }
 
 

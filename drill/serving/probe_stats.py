@@ -144,6 +144,12 @@ def summarize_point(
     }
 
 
+def mean_abs_error(errors: Sequence[float | None]) -> float | None:
+    """The mean of the errors' sizes, those not measured (None) left out; None when none is."""
+    found = [abs(e) for e in errors if e is not None]
+    return sum(found) / len(found) if found else None
+
+
 def error_percent(predicted: float, measured: float) -> float | None:
     """(predicted - measured) / measured, in percent; None when nothing was measured."""
     if measured <= 0:
