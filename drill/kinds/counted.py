@@ -16,6 +16,7 @@ to "how many times as large", and "0.11 GPUs" none to a price.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from drill.kinds.instance import Instance
@@ -41,7 +42,12 @@ _SAME = {"sequence": "request"}
 def counted_noun(instance: Instance) -> str | None:
     """The thing `instance` counts, in the singular ("block", "bit"), or None where its
     text names none (module docstring)."""
-    text = instance.text or ""
+    return _counted_noun(instance.text or "", instance.unit)
+
+
+# read once per question text: every answer to a draw asks the same
+@functools.lru_cache(maxsize=4096)
+def _counted_noun(text: str, unit: str | None) -> str | None:
     match = _HOW_MANY.search(text)
     if match is not None:
         for word in match[1].split():
@@ -55,7 +61,7 @@ def counted_noun(instance: Instance) -> str | None:
     for pattern, noun in _ASKS:
         if pattern.search(text):
             return noun
-    return _DIMENSION_NOUN.get(instance.unit or "")
+    return _DIMENSION_NOUN.get(unit or "")
 
 
 def same_thing(asked: str, given: str) -> bool:

@@ -50,7 +50,9 @@ def _with_rating(verdict: Verdict, *, quick: bool, hinted: bool) -> Verdict:
         rating = HARD
     else:
         rating = EASY if quick else GOOD
-    return replace(verdict, rating=rating)
+    # a frozen verdict that already carries the rating (every wrong answer's Again) is
+    # returned as it is: copying it is a good part of what grading a wrong answer costs
+    return verdict if verdict.rating == rating else replace(verdict, rating=rating)
 
 
 __all__ = ["AGAIN", "EASY", "GOOD", "HARD", "Status", "Verdict", "grade"]

@@ -40,6 +40,7 @@ A bare number (no unit) is read in the units the question uses, and no other:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -93,9 +94,13 @@ _ASKS_PERCENT = re.compile(r"\bpercent(?:age)?\b|\bin %|\bas a %", re.IGNORECASE
 
 def show_symbol(instance: Instance, expected: float) -> str:
     """The unit the expected value is shown in: show_as, else the best fit."""
-    if instance.show_as and parse_unit(instance.show_as) is not None:
-        return instance.show_as
-    return best_fit_unit(expected, instance.unit or "count")
+    return _show_symbol(instance.show_as, instance.unit, expected)
+
+
+def _show_symbol(show_as: str | None, unit: str | None, expected: float) -> str:
+    if show_as and parse_unit(show_as) is not None:
+        return show_as
+    return best_fit_unit(expected, unit or "count")
 
 
 def _slips(dimension: str) -> list[tuple[str, tuple[float, ...]]]:
@@ -251,15 +256,23 @@ def bare_readings(instance: Instance, expected: float) -> tuple[UnitSpec | None,
     """The units a bare number is read in for `instance`, in order (module docstring):
     None is the base unit, where a bare number is complete; the others are units the
     question uses, where it lacks its unit."""
-    dimension = instance.unit or "count"
+    return _bare_readings(instance.text, instance.unit, instance.show_as, expected)
+
+
+# worked out once per draw (its text, units and answer), not once per answer
+@functools.lru_cache(maxsize=4096)
+def _bare_readings(
+    text: str, unit: str | None, show_as: str | None, expected: float
+) -> tuple[UnitSpec | None, ...]:
+    dimension = unit or "count"
     if dimension == "fraction":
-        asks_percent = _ASKS_PERCENT.search(instance.text) is not None
+        asks_percent = _ASKS_PERCENT.search(text) is not None
         return (parse_unit("%"),) if asks_percent else (None,)
     if dimension in _BARE_OK:
         return (None,)
     readings: dict[tuple[int, int], UnitSpec] = {}
-    shown = parse_unit(show_symbol(instance, expected))
-    for spec in (shown, *stated_units(instance.text, dimension)):
+    shown = parse_unit(_show_symbol(show_as, unit, expected))
+    for spec in (shown, *stated_units(text, dimension)):
         if spec is not None and spec.dimension == dimension and spec.factor != 1:
             readings.setdefault((spec.mul, spec.div), spec)
     return (*readings.values(), None)

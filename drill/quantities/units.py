@@ -544,11 +544,15 @@ def parse_answer(text: str, *, nouns: Iterable[str] = ()) -> Parsed:
     head = _THOUSANDS_COMMA.sub(lambda m: m[0].replace(",", ""), head)
     head = _THOUSANDS_SPACE.sub(lambda m: m[0].replace(" ", ""), head)
     try:
-        expr = compile_expr(head, max_chars=MAX_ANSWER_CHARS)
-        if expr.names:
-            name = sorted(expr.names)[0]
-            raise _unreadable(original, f"{name!r} is not a number or a unit I know")
-        number = expr.evaluate({})
+        literal = _plain_literal(head)
+        if literal is not None:
+            number = literal
+        else:
+            expr = compile_expr(head, max_chars=MAX_ANSWER_CHARS)
+            if expr.names:
+                name = sorted(expr.names)[0]
+                raise _unreadable(original, f"{name!r} is not a number or a unit I know")
+            number = expr.evaluate({})
     except ExprError as exc:
         reason = str(exc)
         if "," in head and "comma" in reason:
@@ -573,6 +577,26 @@ def parse_answer(text: str, *, nouns: Iterable[str] = ()) -> Parsed:
         typed_precision=precision,
         noun=spec.noun,
     )
+
+
+# a number written as a Python literal reads the same: an int without leading zeros, or a
+# decimal with a point or an exponent (`5.4e8`); anything else goes to the evaluator
+_PLAIN_INT = re.compile(r"0|[1-9][0-9]*")
+_PLAIN_FLOAT = re.compile(r"(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+")
+
+
+def _plain_literal(head: str) -> int | float | None:
+    """The number a plain literal is, as compile_expr would give it (an int stays exact);
+    None for arithmetic, or for a number the evaluator refuses (it says why)."""
+    if len(head) > 300:
+        return None
+    if _PLAIN_INT.fullmatch(head):
+        number = int(head)
+        return number if number.bit_length() <= 1023 else None
+    if _PLAIN_FLOAT.fullmatch(head):
+        value = float(head)
+        return value if math.isfinite(value) else None
+    return None
 
 
 _PLAIN_DECIMAL = re.compile(r"\s*\d*(?:\.(\d*))?(?:[eE]([+-]?\d{1,4}))?\s*")
