@@ -88,12 +88,26 @@ def calculator_check(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> dic
     at_peak_ttft = estimates.ttft(shape, device, memory(longest["prompt_len"]),
                                   longest["prompt_len"], unit)  # fmt: skip
     at_peak_tpot = estimates.tpot(shape, device, memory(shortest["context_len"]), 1, unit)
+
+    def at_peak_batch(row: Mapping) -> estimates.StepTime:
+        return estimates.tpot(shape, device, memory(batch_context), row["batch"], unit)
+
+    small, large = estimates.decode_points(batches, result.get("batch_ridge"))
+    from_batches = [
+        f"{what} at batch {row['batch']}"
+        for what, row in (("batch MBU", small), ("decode MFU", large)) if row is not None
+    ]  # fmt: skip
     eff = estimates.Efficiencies(
         min(1.0, at_peak_ttft.compute_s / (longest["ms"] / 1e3)),
         min(1.0, at_peak_tpot.memory_s / (shortest["ms"] / 1e3)),
         f"this run: prefill of {longest['prompt_len']:,} tokens and decode at context "
-        f"{shortest['context_len']:,}, batch 1, in the calculator's counts",
-    )
+        f"{shortest['context_len']:,}, batch 1"
+        f"{', ' + ', '.join(from_batches) if from_batches else ''}, in the calculator's counts",
+        decode_mfu=None if large is None
+        else min(1.0, at_peak_batch(large).compute_s / (large["ms"] / 1e3)),
+        batch_mbu=None if small is None
+        else min(1.0, at_peak_batch(small).memory_s / (small["ms"] / 1e3)),
+    )  # fmt: skip
 
     points: list[dict[str, Any]] = []
 
@@ -106,6 +120,8 @@ def calculator_check(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> dic
                 "label": label,
                 **where,
                 "predicted_ms": predicted,
+                "compute_ms": step.compute_s * 1e3,
+                "memory_ms": step.memory_s * 1e3,
                 "bound": step.bound,
                 "measured_ms": row["ms"],
                 "error_pct": error_percent(predicted, row["ms"]),
@@ -124,16 +140,24 @@ def calculator_check(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> dic
     for row in batches:
         b = row["batch"]
         step = estimates.tpot(shape, device, memory(batch_context), b, eff)
-        add("tpot", f"batch {b} at {batch_context:,}", step, row, False,
+        add("tpot", f"batch {b} at {batch_context:,}", step, row, row is small or row is large,
             context_len=batch_context, batch=b)  # fmt: skip
 
     ttft_mape = mean_abs_error([p["error_pct"] for p in points if p["kind"] == "ttft"])
     tpot_mape = mean_abs_error([p["error_pct"] for p in points if p["kind"] == "tpot"])
+    held_out = {
+        kind: mean_abs_error(
+            [p["error_pct"] for p in points if p["kind"] == kind and not p["calibration"]]
+        )
+        for kind in ("ttft", "tpot")
+    }
     flops_ratio = at_peak_ttft.flops / longest["flops"]
     bytes_ratio = at_peak_tpot.bytes / shortest["bytes"]
     check = {
         "mfu": eff.mfu,
         "mbu": eff.mbu,
+        "decode_mfu": eff.decode_mfu,
+        "batch_mbu": eff.batch_mbu,
         "run_mfu": longest.get("mfu"),
         "run_mbu": shortest.get("mbu"),
         "efficiency_source": eff.source,
@@ -142,6 +166,8 @@ def calculator_check(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> dic
         "points": points,
         "ttft_mean_abs_error_pct": ttft_mape,
         "tpot_mean_abs_error_pct": tpot_mape,
+        "ttft_held_out_error_pct": held_out["ttft"],
+        "tpot_held_out_error_pct": held_out["tpot"],
         "ttft_target_pct": TTFT_TARGET_PCT,
         "tpot_target_pct": TPOT_TARGET_PCT,
     }
@@ -165,6 +191,12 @@ def _timed_twice(points: list[dict[str, Any]]) -> tuple[dict, dict] | None:
             if p["context_len"] in by_context:
                 return by_context[p["context_len"]], p
     return None
+
+
+def _near_ridge(point: Mapping[str, Any]) -> bool:
+    """Whether a point's compute and memory times are within a factor of 1.5 of each other."""
+    low, high = sorted((point["compute_ms"], point["memory_ms"]))
+    return high <= 1.5 * low
 
 
 def where_wrong(check: Mapping[str, Any]) -> list[str]:
@@ -215,28 +247,47 @@ def where_wrong(check: Mapping[str, Any]) -> list[str]:
             f"measured {first['measured_ms']:.1f} and {second['measured_ms']:.1f} ms at two "
             f"moments, {spread:.0%} apart: errors of that size are the measurements' own noise"
         )
-    under = [
+    tpot_off = [
         p for p in check["points"]
-        if p["kind"] == "tpot" and p.get("batch", 1) > 1 and p["bound"] == "memory"
-        and p["error_pct"] is not None and p["error_pct"] < -TPOT_TARGET_PCT
+        if p["kind"] == "tpot" and p.get("batch", 1) > 1 and p["error_pct"] is not None
+        and abs(p["error_pct"]) > TPOT_TARGET_PCT
+    ]  # fmt: skip
+    near = [p for p in tpot_off if "compute_ms" in p and _near_ridge(p)]
+    if near:
+        notes.append(
+            "near the ridge, where a decode step's compute and its reads take about as long "
+            "(" + "; ".join(f"batch {p['batch']}: {p['compute_ms']:.0f} and "
+                            f"{p['memory_ms']:.0f} ms" for p in near)
+            + "), the roofline takes the slower of the two, as if the other were hidden under "
+            "it; measured, they overlap only in part, so the calculator is "
+            + ("low" if all(p["error_pct"] < 0 for p in near) else "off")
+            + " for batches " + ", ".join(str(p["batch"]) for p in near)
+        )  # fmt: skip
+    under = [
+        p for p in tpot_off
+        if p not in near and p["bound"] == "memory" and p["error_pct"] < 0
     ]  # fmt: skip
     if under:
+        rate = (
+            "the batch MBU" if check.get("batch_mbu") is not None
+            else "batch 1's MBU"
+        )  # fmt: skip
         notes.append(
-            "below the ridge the calculator takes a decode step as the weights' read time "
-            "whatever the batch (the roofline's max of compute and memory, compute hidden "
-            "under the reads); measured, each added sequence costs time of its own, so the "
-            "calculator is low for batches " + ", ".join(str(p["batch"]) for p in under)
+            f"below the ridge the calculator takes a decode step as the weights' read time at "
+            f"{rate} whatever the batch (the roofline's max of compute and memory, compute "
+            "hidden under the reads); measured, each added sequence costs time of its own, so "
+            "the calculator is low for batches " + ", ".join(str(p["batch"]) for p in under)
         )
-    above = [
-        p for p in check["points"]
-        if p["kind"] == "tpot" and p["bound"] == "compute"
-        and p["error_pct"] is not None and abs(p["error_pct"]) > TPOT_TARGET_PCT
-    ]  # fmt: skip
+    above = [p for p in tpot_off if p not in near and p["bound"] == "compute"]
+    mfu = (
+        "the decode MFU of its largest batch" if check.get("decode_mfu") is not None
+        else "prefill's MFU"
+    )  # fmt: skip
     for sign, how in ((-1, "do not reach here, so it is low"), (1, "beat here, so it is high")):
         mine = [str(p["batch"]) for p in above if p["error_pct"] * sign > 0]
         if mine:
             notes.append(
-                "above the ridge it charges a decode step at prefill's MFU, which the "
-                f"few-row matmuls of a decode step {how} for batches {', '.join(mine)}"
+                f"above the ridge it charges a decode step at {mfu}, which the few-row "
+                f"matmuls of a decode step {how} for batches {', '.join(mine)}"
             )
     return notes

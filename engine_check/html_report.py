@@ -18,7 +18,13 @@ from drill.quantities.units import format_bytes, format_quantity
 from drill.reports.html_page import REPORT_CSS, page_head
 from drill.text import printable
 from engine_check.claims import FAILS, HOLDS, verdict_of
-from engine_check.report import busy_warning, calculator_of, current_peaks
+from engine_check.report import (
+    busy_warning,
+    calculator_of,
+    current_peaks,
+    decode_efficiencies,
+    held_out,
+)
 
 TITLE = "kvdrill engine check"
 ROUNDS = ("before", "after", "again")
@@ -136,12 +142,13 @@ def calculator_section(result: Mapping[str, Any]) -> str:
             within = "within" if check[key] <= check[target] else "over"
             summary.append(
                 f"{kind} mean absolute error <b>{check[key]:.1f}%</b> ({within} the "
-                f"{check[target]:.0f}% target)"
+                f"{check[target]:.0f}% target){_esc(held_out(check, kind.lower()))}"
             )
     body = "\n".join(
         [
             f"<p>MFU {format_quantity(check['mfu'], 'fraction')}, MBU "
-            f"{format_quantity(check['mbu'], 'fraction')}: {_esc(check['efficiency_source'])}"
+            f"{format_quantity(check['mbu'], 'fraction')}{_esc(decode_efficiencies(check))}: "
+            f"{_esc(check['efficiency_source'])}"
             f" (by the engine's counts {format_quantity(check['run_mfu'], 'fraction')} and "
             f"{format_quantity(check['run_mbu'], 'fraction')}).</p>",
             "<table>", f"<thead><tr>{head}</tr></thead>", "<tbody>", *rows, "</tbody>",
@@ -155,7 +162,9 @@ def calculator_section(result: Mapping[str, Any]) -> str:
     note = (
         "The formulas of <code>kvdrill kv --latency</code> with this run's peaks in place of a"
         " spec sheet and this run's efficiencies (* marks the points they come from): TTFT"
-        " and TPOT are the slower of FLOPs / (peak · MFU) and bytes / (peak · MBU)."
+        " and TPOT are the slower of FLOPs / (peak · MFU) and bytes / (peak · MBU), a decode"
+        " step at its own MFU (from the largest batch, where that batch is compute-bound) and"
+        " a batch of several sequences at its own MBU (from the smallest batch above 1)."
     )
     return _section("The calculator against this run", body, note)
 

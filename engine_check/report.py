@@ -194,8 +194,9 @@ def calculator_lines(check: Mapping[str, Any]) -> list[str]:
     where it is wrong."""
     lines = [
         f"(f) the calculator (kv --latency) against this run: the peaks above, MFU "
-        f"{_pct(check['mfu'])} and MBU {_pct(check['mbu'])} ({check['efficiency_source']}; "
-        f"by the engine's counts {_pct(check['run_mfu'])} and {_pct(check['run_mbu'])})"
+        f"{_pct(check['mfu'])} and MBU {_pct(check['mbu'])}{decode_efficiencies(check)} "
+        f"({check['efficiency_source']}; by the engine's counts {_pct(check['run_mfu'])} and "
+        f"{_pct(check['run_mbu'])})"
     ]
     lines += _table(
         ["point", "calculator", "bound", "measured", "error"],
@@ -214,11 +215,32 @@ def calculator_lines(check: Mapping[str, Any]) -> list[str]:
             within = "within" if mape <= check[target] else "over"
             lines.append(
                 f"  {kind} mean absolute error {mape:.1f}% ({within} the "
-                f"{check[target]:.0f}% target)"
+                f"{check[target]:.0f}% target){held_out(check, kind.lower())}"
             )
     lines.append("  * the points the efficiencies come from")
     lines += [f"  where it is wrong: {note}" for note in check.get("notes") or []]
     return lines
+
+
+def decode_efficiencies(check: Mapping[str, Any]) -> str:
+    """", decode MFU x and batch MBU y" for those of a decode step the run measured."""
+    parts = [
+        f"{name} {_pct(check[key])}"
+        for name, key in (("decode MFU", "decode_mfu"), ("batch MBU", "batch_mbu"))
+        if check.get(key) is not None
+    ]  # fmt: skip
+    return "".join(f", {part}" for part in parts)
+
+
+def held_out(check: Mapping[str, Any], kind: str) -> str:
+    """"; 6.2% over the 6 points the efficiencies do not come from" (nothing for a check
+    stored before those were counted apart)."""
+    error = check.get(f"{kind}_held_out_error_pct")
+    if error is None:
+        return ""
+    count = sum(1 for p in check["points"] if p["kind"] == kind and not p["calibration"])
+    points = "the point" if count == 1 else f"the {count} points"
+    return f"; {error:.1f}% over {points} the efficiencies do not come from"
 
 
 def busy_warning(result: dict) -> str | None:

@@ -90,6 +90,41 @@ def test_the_latest_engine_run_on_the_same_gpu_gives_the_efficiencies(tmp_path):
     assert "SLO         60 ms per token: batches of up to 22 meet it (the target caps it)" in lines
 
 
+def test_a_decode_step_of_several_sequences_takes_the_runs_batch_efficiencies(tmp_path):
+    db = tmp_path / "k.db"
+    swept = {
+        **H100_RUN,
+        # batch 8 streams the weights at 0.67 / 3.35 = 20% of the spec sheet; batch 512,
+        # past the ridge at 300, computes at 296.7 / 989 = 30% of its FLOP/s
+        "batch": [
+            {"batch": 1, "bytes_per_s": 0.8375e12, "flops_per_s": 0.1e12},
+            {"batch": 8, "bytes_per_s": 0.67e12, "flops_per_s": 0.8e12},
+            {"batch": 512, "bytes_per_s": 0.5e12, "flops_per_s": 296.7e12},
+        ],
+        "batch_ridge": 300,
+    }
+    _store(db, swept)
+    result = run(*LLAMA_TP4, "--slo-tpot", "60ms", "--requests", "8", "--db", str(db))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert (
+        "efficiency  MFU 60%, MBU 25%, decode MFU 30%, batch MBU 20% of the spec sheet, from "
+        "your engine run 1 of 2026-11-02 on NVIDIA H100 80GB HBM3: prefill of 512 tokens and "
+        "decode at context 128, batch MBU at batch 8, decode MFU at batch 512, against the H100 "
+        "SXM spec sheet"
+    ) in lines
+    # (35.3e9 + 8 x 671,088,640) / (3.35e12 x 20%) = 60.7 ms
+    assert (
+        "TPOT        60.7 ms at batch 8, 8,192 tokens each (memory-bound): 132 tokens/s"
+    ) in lines
+    # batches above 1 at 20%: (35.3e9 + B x 671,088,640) / 0.67e12 <= 60 ms: B <= 7.3
+    assert "SLO         60 ms per token: batches of up to 7 meet it (the target caps it)" in lines
+    given = run(*LLAMA_TP4, "--latency", "--mbu", "0.25", "--json", "--db", str(db)).output
+    latency = json.loads(given)["serving"]["latency"]
+    # a given MBU stands for a batch's too; the decode MFU still comes from the run
+    assert (latency["batch_mbu"], round(latency["decode_mfu"], 6)) == (None, 0.3)
+
+
 def test_a_stored_cpu_run_is_not_applied_to_an_h100(tmp_path):
     db = tmp_path / "k.db"
     _store(db, CPU_RUN)

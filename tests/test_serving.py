@@ -161,6 +161,57 @@ def test_efficiencies_of_exactly_one_are_accepted_and_zero_is_refused():
     assert str(refused.value) == "MFU must be above 0 and at most 1, got 1.01"
 
 
+def test_a_decode_steps_own_efficiencies_come_from_the_batch_sweep():
+    cpu_run = {
+        "device_name": "Example CPU",
+        "peaks": {"spec": None},
+        "prefill": [{"prompt_len": 512, "mfu": 0.7}],
+        "decode": [{"context_len": 128, "mbu": 0.6}],
+        "batch": [
+            {"batch": 1, "mbu": 0.6, "flops_util": 0.01},
+            {"batch": 4, "mbu": 0.45, "flops_util": 0.04},
+            {"batch": 2, "mbu": 0.5, "flops_util": 0.02},
+            {"batch": 32, "mbu": 0.2, "flops_util": 0.35},
+        ],
+        "batch_ridge": 16,
+    }
+    eff = efficiencies_from_run(cpu_run)
+    # the smallest batch above 1 for the reads, the largest (past the ridge) for compute
+    assert (eff.mfu, eff.mbu, eff.batch_mbu, eff.decode_mfu) == (0.7, 0.6, 0.5, 0.35)
+    assert eff.for_decode(1) == (0.35, 0.6)
+    assert eff.for_decode(2) == (0.35, 0.5)
+    assert eff.source == (
+        "your engine run on Example CPU: prefill of 512 tokens and decode at context 128, "
+        "batch MBU at batch 2, decode MFU at batch 32, against the peaks it measured"
+    )
+    # a largest batch short of the ridge says nothing of a decode step's FLOP/s
+    below = efficiencies_from_run({**cpu_run, "batch_ridge": 64})
+    assert (below.batch_mbu, below.decode_mfu) == (0.5, None)
+    assert below.for_decode(32) == (0.7, 0.5)
+    # a run stored without its ridge, or without a sweep
+    assert efficiencies_from_run({**cpu_run, "batch_ridge": None}).decode_mfu is None
+    bare = efficiencies_from_run({**cpu_run, "batch": []})
+    assert (bare.batch_mbu, bare.decode_mfu, bare.for_decode(8)) == (None, None, (0.7, 0.6))
+
+
+def test_a_decode_step_is_timed_at_its_own_efficiencies():
+    m = memory_per_gpu(LLAMA, H100, tp=4, seq_len=8192)
+    eff = Efficiencies(0.5, 0.8, "x", decode_mfu=0.1, batch_mbu=0.4)
+    # batch 1 at MBU 80%: (35.3e9 + 671,088,640) / 2.68e12
+    assert round(tpot(LLAMA, H100, m, 1, eff).memory_s, 6) == 0.013422
+    # batch 2 at the batch MBU: (35.3e9 + 2 x 671,088,640) / 1.34e12
+    assert round(tpot(LLAMA, H100, m, 2, eff).memory_s, 6) == 0.027345
+    # its FLOPs at the decode MFU, 98.9 TFLOP/s
+    step = tpot(LLAMA, H100, m, 2, eff)
+    assert step.compute_s == step.flops / 98.9e12
+    with pytest.raises(ConfigError) as refused:
+        Efficiencies(0.5, 0.5, "x", decode_mfu=0.0)
+    assert str(refused.value) == "decode MFU must be above 0 and at most 1, got 0.0"
+    with pytest.raises(ConfigError) as refused:
+        Efficiencies(0.5, 0.5, "x", batch_mbu=1.2)
+    assert str(refused.value) == "batch MBU must be above 0 and at most 1, got 1.2"
+
+
 RUN = {
     "device_name": "NVIDIA H100 80GB HBM3",
     "peaks": {"spec": spec_for("NVIDIA H100 80GB HBM3")},

@@ -68,6 +68,8 @@ class ServingReport:
             out["latency"] = {
                 "mfu": lat.eff.mfu,
                 "mbu": lat.eff.mbu,
+                "decode_mfu": lat.eff.decode_mfu,
+                "batch_mbu": lat.eff.batch_mbu,
                 "efficiency_source": lat.eff.source,
                 "prompt_len": lat.prompt_len,
                 "ttft_s": lat.ttft.seconds,
@@ -105,8 +107,9 @@ class ServingReport:
         lat = self.latency
         if lat is not None:
             rows += [
-                ("efficiency", f"MFU {_pct(lat.eff.mfu)}, MBU {_pct(lat.eff.mbu)} of the spec "
-                               f"sheet, from {lat.eff.source}"),
+                ("efficiency", f"MFU {_pct(lat.eff.mfu)}, MBU {_pct(lat.eff.mbu)}"
+                               f"{_decode_efficiencies(lat.eff)} of the spec sheet, from "
+                               f"{lat.eff.source}"),
                 ("TTFT", f"{_time(lat.ttft.seconds)} for a prompt of {lat.prompt_len:,} tokens "
                          f"({lat.ttft.bound}-bound)"),
                 ("TPOT", f"{_time(lat.tpot.seconds)} at batch {lat.batch:,}, "
@@ -329,6 +332,15 @@ def _chosen_run(
     )
 
 
+def _decode_efficiencies(eff: serving.Efficiencies) -> str:
+    """", decode MFU x, batch MBU y" for those a stored run measured."""
+    return "".join(
+        f", {name} {_pct(value)}"
+        for name, value in (("decode MFU", eff.decode_mfu), ("batch MBU", eff.batch_mbu))
+        if value is not None
+    )
+
+
 def serving_estimate(
     shape: kvmath.ModelShape,
     estimate: kvmath.KvEstimate,
@@ -358,10 +370,13 @@ def serving_estimate(
     else:
         eff = stored_efficiencies(db_path, gpu, efficiencies_text)
         if mfu is not None or mbu is not None:
+            # a given efficiency stands for a decode step's too
             eff = serving.Efficiencies(
                 eff.mfu if mfu is None else mfu,
                 eff.mbu if mbu is None else mbu,
                 f"{'--mfu' if mfu is not None else '--mbu'}, the other from {eff.source}",
+                decode_mfu=eff.decode_mfu if mfu is None else None,
+                batch_mbu=eff.batch_mbu if mbu is None else None,
             )
     prompt_len = _count(prompt_text, "--prompt", estimate.seq_len)
     batch = estimate.requests

@@ -13,7 +13,12 @@ Per GPU, with tensor parallelism over `tp` GPUs (communication between them left
     sequences  = floor((usable - weights) / KV bytes of one sequence of seq_len tokens)
 
 Times are roofline times with efficiencies: compute at peak FLOP/s · MFU, memory at peak
-bytes/s · MBU, the slower of the two:
+bytes/s · MBU, the slower of the two. A decode step has efficiencies of its own where a
+stored run measured them: its few-row matmuls reach a smaller share of the FLOP/s than a
+prompt's (decode MFU, from the run's largest batch where that batch is compute-bound), and
+several sequences stream the weights through another kernel than one sequence's
+matrix-vector product (batch MBU, from the run's smallest batch above 1); without a run
+they are MFU and MBU:
 
     TTFT(P)   FLOPs = P · 2 · active + 4 · layers · q_heads · head_dim · P(P+1)/2, over tp;
               bytes = weights read + P tokens' KV written
@@ -30,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,12 +57,23 @@ class Efficiencies:
     mfu: float
     mbu: float
     source: str  # where they come from, in words
+    # a decode step's: its matmuls' share of peak FLOP/s, and the weights' read rate for
+    # batches above 1 (None: mfu and mbu)
+    decode_mfu: float | None = None
+    batch_mbu: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("mfu", "mbu"):
+        for name in ("mfu", "mbu", "decode_mfu", "batch_mbu"):
             value = getattr(self, name)
-            if not 0 < value <= 1:
-                raise ConfigError(f"{name.upper()} must be above 0 and at most 1, got {value}")
+            if value is not None and not 0 < value <= 1:
+                label = name.replace("_", " ").replace("mfu", "MFU").replace("mbu", "MBU")
+                raise ConfigError(f"{label} must be above 0 and at most 1, got {value}")
+
+    def for_decode(self, batch: int) -> tuple[float, float]:
+        """(MFU, MBU) of a decode step of `batch` sequences."""
+        mfu = self.mfu if self.decode_mfu is None else self.decode_mfu
+        mbu = self.mbu if batch <= 1 or self.batch_mbu is None else self.batch_mbu
+        return mfu, mbu
 
 
 def default_efficiencies(why: str) -> Efficiencies:
@@ -88,22 +104,55 @@ def efficiencies_from_run(run: Mapping[str, Any] | None, run_id: int | None = No
         spec = run["peaks"].get("spec")
         when = str(run.get("created_at") or "")[:10]
         if spec:
-            mfu = prefill["flops_per_s"] / spec["bf16_dense_flops_per_s"]
-            mbu = decode["bytes_per_s"] / spec["hbm_bytes_per_s"]
             against = f"against the {spec['name']} spec sheet"
-        else:
-            mfu, mbu = prefill["mfu"], decode["mbu"]
+
+            def flops_share(row: Mapping[str, Any]) -> float:
+                return float(row["flops_per_s"]) / spec["bf16_dense_flops_per_s"]
+
+            def bytes_share(row: Mapping[str, Any]) -> float:
+                return float(row["bytes_per_s"]) / spec["hbm_bytes_per_s"]
+        else:  # the shares the run stored against its own peaks
             against = "against the peaks it measured"
+
+            def flops_share(row: Mapping[str, Any]) -> float:
+                return float(row["mfu"] if "mfu" in row else row["flops_util"])
+
+            def bytes_share(row: Mapping[str, Any]) -> float:
+                return float(row["mbu"])
+
+        mfu, mbu = flops_share(prefill), bytes_share(decode)
+        small, large = decode_points(run.get("batch") or [], run.get("batch_ridge"))
+        decode_mfu = None if large is None else min(1.0, flops_share(large))
+        batch_mbu = None if small is None else min(1.0, bytes_share(small))
         device = run["device_name"]
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return DEFAULTS
     number = "" if run_id is None else f" {run_id}"
+    batches = [
+        f"{what} at batch {row['batch']}"
+        for what, row in (("batch MBU", small), ("decode MFU", large)) if row is not None
+    ]  # fmt: skip
     source = (
         f"your engine run{number}{' of ' + when if when else ''} on {device}: prefill of "
-        f"{prefill['prompt_len']:,} tokens and decode at context {decode['context_len']:,}, "
-        f"{against}"
+        f"{prefill['prompt_len']:,} tokens and decode at context {decode['context_len']:,}"
+        f"{', ' + ', '.join(batches) if batches else ''}, {against}"
     )
-    return Efficiencies(min(1.0, mfu), min(1.0, mbu), source)
+    return Efficiencies(min(1.0, mfu), min(1.0, mbu), source, decode_mfu, batch_mbu)
+
+
+def decode_points(
+    batch_rows: Sequence[Mapping[str, Any]], ridge: int | None
+) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    """The batch sweep's points a decode step's own efficiencies come from: (the smallest
+    batch above 1, where several sequences stream the weights and compute is still
+    hidden; the largest batch, where it reaches the roofline's ridge `ridge`, else None:
+    a memory-bound step says nothing about the FLOP/s a decode step reaches)."""
+    several = sorted((r for r in batch_rows if r["batch"] > 1), key=lambda r: r["batch"])
+    if not several:
+        return None, None
+    smallest = several[0] if ridge is None or several[0]["batch"] < ridge else None
+    largest = several[-1] if ridge is not None and several[-1]["batch"] >= ridge else None
+    return smallest, largest
 
 
 @dataclass(frozen=True)
@@ -212,12 +261,12 @@ def _weights_read(shape: ModelShape, tokens: int, width: float, tp: int) -> floa
     return min(params, tokens * active) * width / tp
 
 
-def _step(flops: float, nbytes: float, gpu: GpuSpec, eff: Efficiencies) -> StepTime:
+def _step(flops: float, nbytes: float, gpu: GpuSpec, mfu: float, mbu: float) -> StepTime:
     return StepTime(
         flops=flops,
         bytes=nbytes,
-        compute_s=flops / (gpu.flops_per_s * eff.mfu),
-        memory_s=nbytes / (gpu.bytes_per_s * eff.mbu),
+        compute_s=flops / (gpu.flops_per_s * mfu),
+        memory_s=nbytes / (gpu.bytes_per_s * mbu),
     )
 
 
@@ -232,7 +281,7 @@ def ttft(
         _weights_read(shape, prompt_len, memory.weight_width, memory.tp)
         + prompt_len * memory.kv_bytes_per_token
     )
-    return _step(flops, nbytes, gpu, eff)
+    return _step(flops, nbytes, gpu, eff.mfu, eff.mbu)
 
 
 def tpot(
@@ -245,7 +294,7 @@ def tpot(
     flops = batch * per_sequence / memory.tp
     weights = _weights_read(shape, batch, memory.weight_width, memory.tp)
     nbytes = weights + batch * memory.kv_bytes_per_sequence
-    return _step(flops, nbytes, gpu, eff)
+    return _step(flops, nbytes, gpu, *eff.for_decode(batch))
 
 
 def slo_batch(
