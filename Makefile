@@ -3,6 +3,7 @@
 #   make test   create .venv, install kvdrill with test extras and CPU torch, run the suite
 #   make typecheck   mypy over drill/ (not part of `make test`)
 #   make mutate      mutation testing of the core modules, score per module (not part of `make test`)
+#   make bench       every speed and memory target beside its floor (BENCH_ARGS=--quick: a smoke test)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -13,7 +14,9 @@ TORCH_PIP_ARGS ?=
 # workers for `make mutate` (each runs one mutant's tests)
 MUTATE_JOBS ?= 2
 
-.PHONY: quiz test typecheck mutate clean
+BENCH_ARGS ?=
+
+.PHONY: quiz test typecheck mutate bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +57,10 @@ mutate: $(VENV)/.installed-test
 	            m, killed[m], total[m], 100 * killed[m] / total[m], survived[m], other[m] | "sort"; \
 	          close("sort"); printf "%-28s %5d / %-5d killed %5.1f%%\n", "all", dead, all, 100 * dead / all }'
 	@echo "survivors: $(BIN)/mutmut results; one mutant's diff: $(BIN)/mutmut show NAME"
+
+# one benchmark after another (two at once would time each other); a table of every target
+bench: $(VENV)/.installed-test
+	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
