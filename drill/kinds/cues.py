@@ -215,9 +215,16 @@ def tokens(text: str) -> tuple[Token, ...]:
 
 
 @functools.lru_cache(maxsize=8192)
+def _cue_words(cue: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A cue's words to look for (clause marks and fillers aside): their stems, and the
+    words as read."""
+    kept = [t for t in tokens(cue) if not t.clause_end and t.word not in _FILLERS]
+    return tuple(t.stem for t in kept), tuple(t.word for t in kept)
+
+
 def cue_stems(cue: str) -> tuple[str, ...]:
     """The stems a cue is matched on; empty when it has no word to look for."""
-    return tuple(t.stem for t in tokens(cue) if not t.clause_end and t.word not in _FILLERS)
+    return _cue_words(cue)[0]
 
 
 @functools.lru_cache(maxsize=8192)
@@ -225,8 +232,7 @@ def cue_forms(cue: str) -> tuple[tuple[str, ...], ...]:
     """The stem sequences that show a cue: its words, for a cue of several words these
     written as one ("kv cache" is also "kvcache"), and every phrasing the shared
     vocabulary says is the same (drill.kinds.phrasings)."""
-    stems = cue_stems(cue)
-    words = [t.word for t in tokens(cue) if not t.clause_end and t.word not in _FILLERS]
+    stems, words = _cue_words(cue)
     forms = list(_phrasings().get(stems, (stems,))) if stems else []
     if len(words) > 1 and all(w.isalpha() for w in words):
         forms.append((stem("".join(words)),))
@@ -288,6 +294,11 @@ class Answer:
             if not t.clause_end and t.word not in _FILLERS
         ]
         self._stems = [stem for _i, stem in self._content]
+        # where each stem stands among them: most cue forms start with a stem the
+        # answer never uses, and are ruled out by one look-up
+        self._starts: dict[str, list[int]] = {}
+        for k, stem_k in enumerate(self._stems):
+            self._starts.setdefault(stem_k, []).append(k)
         self._negators = self._negator_reaches()
 
     def _negator_reaches(self) -> dict[int, int]:
@@ -357,11 +368,14 @@ class Answer:
     def _form_spans(self, wanted: tuple[str, ...]) -> list[tuple[int, int]]:
         """Every place the stems `wanted` stand in a row, within one sentence, and not
         negated."""
+        starts = self._starts.get(wanted[0])
+        if starts is None:
+            return []
         stems = self._stems
         size = len(wanted)
         found = []
-        for k in range(len(stems) - size + 1):
-            if stems[k] == wanted[0] and tuple(stems[k : k + size]) == wanted:
+        for k in starts:
+            if tuple(stems[k : k + size]) == wanted:
                 start, end = self._content[k][0], self._content[k + size - 1][0]
                 if self._punctuated(start, end) or self._negated(start, end):
                     continue

@@ -7,7 +7,7 @@ drill.kinds.cues) is found wherever any phrasing of the group is, so a question 
 way of saying a thing and every answer that says it another way in the vocabulary is
 read. Questions share the file: a phrasing added for one serves all.
 
-The file is read once per process, on the first cue matched, with `yaml.safe_load`; a
+The file is read once per process, on the first cue matched, with yaml's safe loader; a
 missing or malformed file is a BankError naming it.
 """
 
@@ -32,7 +32,10 @@ def load_groups(path: Path | None = None) -> list[list[str]]:
 
     path = path or builtin_file()
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # the C loader where built: the same safe rules, several times faster; the file is
+        # read when the first answer is, so its cost is that answer's
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
     except (OSError, yaml.YAMLError) as exc:
         raise BankError(f"{path.name}: cannot read the phrasings ({exc})") from None
     groups = data.get("groups") if isinstance(data, dict) else None
