@@ -142,13 +142,23 @@ class Performance:
         return self.wrong / self.reviews if self.reviews else 0.0
 
 
-def performance_by_question(db) -> dict[str, Performance]:
-    sql = (
-        "select question_id, count(*) as n, "
-        "sum(case when correct = 0 or rating = 1 then 1 else 0 end) as wrong "
-        "from reviews group by question_id"
-    )
-    return {row["question_id"]: Performance(row["n"], row["wrong"]) for row in db.query(sql)}
+def performance_by_question(
+    db, question_ids: Sequence[str] | None = None
+) -> dict[str, Performance]:
+    """Each answered question's record; of `question_ids` only when given (their reviews
+    found through the question index, the others' never read)."""
+    wrong = "sum(case when correct = 0 or rating = 1 then 1 else 0 end)"
+    if question_ids is None:
+        rows = db.execute(f"select question_id, count(*), {wrong} from reviews group by 1")
+    else:
+        import json
+
+        rows = db.execute(
+            f"select j.value, count(*), {wrong} from json_each(?) j"
+            " cross join reviews r on r.question_id = j.value group by 1",
+            [json.dumps(list(question_ids))],
+        )
+    return {qid: Performance(count, wrong_count) for qid, count, wrong_count in rows}
 
 
 def start_session(db, session_id: str, started_at: str, mode: str) -> None:

@@ -21,7 +21,7 @@ Suspended cards, and buried ones until their bury ends, are never planned.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -102,10 +102,14 @@ def plan_due(
 
 
 def plan_new(
-    questions: Sequence[Any], cards: Mapping[str, Any], allowance: int
+    questions: Sequence[Any],
+    cards: Mapping[str, Any],
+    allowance: int,
+    unseen: Collection[str] | None = None,
 ) -> list[PlanItem]:
-    """Up to `allowance` questions never scheduled: easier first, then bank order."""
-    fresh = [q for q in questions if q.id not in cards]
+    """Up to `allowance` questions never scheduled (`unseen`; default: those without a
+    row in `cards`): easier first, then bank order."""
+    fresh = [q for q in questions if (q.id in unseen if unseen is not None else q.id not in cards)]
     fresh.sort(key=lambda q: q.difficulty)  # stable: bank order within a difficulty
     return [PlanItem(q.id, "new") for q in fresh[: max(0, allowance)]]
 
@@ -119,10 +123,15 @@ def plan_review(
     new_limit: int,
     max_items: int,
     last_ratings: Mapping[str, int] | None = None,
+    unseen: Collection[str] | None = None,
 ) -> list[PlanItem]:
-    """Due cards, then new ones within today's allowance; at most `max_items`."""
+    """Due cards, then new ones within today's allowance; at most `max_items`.
+
+    `cards` holds every card's row, or, with `unseen` naming the questions without a
+    card, only the rows of the cards due (as the quiz reads them: the first `max_items`
+    in plan order, drill.storage.session_cards.due_cards): the plan is the same."""
     items = plan_due(questions, cards, now, last_ratings)
-    items += plan_new(questions, cards, new_limit - new_today)
+    items += plan_new(questions, cards, new_limit - new_today, unseen)
     return items[:max_items]
 
 

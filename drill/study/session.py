@@ -24,6 +24,7 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any
 
 from drill.bank.loader import eligible_questions
@@ -40,11 +41,17 @@ from drill.storage.reviews import (
     get_card,
     hold_card,
     last_ratings,
-    load_cards,
     new_cards_since,
     performance_by_question,
     start_session,
     undo,
+)
+from drill.storage.session_cards import (
+    cards_left,
+    cards_of,
+    due_cards,
+    learning_cards_later,
+    without_card,
 )
 from drill.study.answer_keeper import AnswerKeeper, Stored, why_not_saved
 from drill.study.days import DayClock
@@ -504,35 +511,39 @@ def run_session(
     keeper = AnswerKeeper(db, tell)
     # lifts burials that have ended, before the cards are read
     keeper.write(lambda: start_session(db, session_id, iso(started), mode))
-    cards = load_cards(db)
+    # only the session's own questions' cards are read, and of those only what it uses
+    ids = [q.id for q in chosen]
     queue = Queue()
     if mode == "drill":
         plan = plan_drill(chosen, options.max_items)
     elif mode == "cram":
         plan = plan_cram(
             chosen,
-            cards,
-            performance_by_question(db),
+            cards_of(db, ids),
+            performance_by_question(db, ids),
             started,
             scheduler=scheduler,
             rng=random.Random(session_seed),
             max_items=options.max_items,
         )
     else:
+        due = due_cards(db, ids, iso(started), options.max_items)
+        later = learning_cards_later(db, ids, iso(started))
         learning_ids = [
-            q.id for q in chosen if q.id in cards and cards[q.id]["state"] in LEARNING_STATES
+            qid for qid, row in (*due.items(), *later.items()) if row["state"] in LEARNING_STATES
         ]
         ratings = last_ratings(db, learning_ids) if learning_ids else {}
         plan = plan_review(
             chosen,
-            cards,
+            due,
             started,
             new_today=new_cards_since(db, iso(days.day_start(started))),
             new_limit=options.new_limit,
             max_items=options.max_items,
             last_ratings=ratings,
+            unseen=without_card(db, ids),
         )
-        queue = Queue(learning=learning_later(chosen, cards, started, ratings))
+        queue = Queue(learning=learning_later(chosen, later, started, ratings))
     queue = Queue(tuple(plan), queue.learning)
     result = SessionResult(session_id, mode, len(plan), started, learn_ahead=options.learn_ahead)
     session = _Session(
@@ -567,8 +578,9 @@ def run_session(
         # every answer is stored or kept already: the summary still comes
         session.say(f"The session's end time was not saved ({why_not_saved(exc)}); "
                     "`kvdrill doctor --repair` closes the session.")  # fmt: skip
-    new_now = new_cards_since(db, iso(days.day_start(result.ended_at)))
-    fill_summary(result, chosen, load_cards(db), options.new_limit - new_now)
+    new_now = new_cards_since(db, iso(days.day_start(ended_at)))
+    left = cards_left(db, ids, iso(ended_at), iso(ended_at + timedelta(days=1)))
+    fill_summary(result, left, options.new_limit - new_now)
     result.mistake_names = {m: catalogue_entry(m).name for m in result.mistakes if m}
     io.write(render_summary(result))
     return result

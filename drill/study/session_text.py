@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from drill.srs import parse_iso
+from drill.storage.session_cards import CardsLeft
 from drill.study.days import DayClock
-from drill.study.plan import LEARNING_STATES, is_held
 
 RATING_NAMES = {1: "again", 2: "hard", 3: "good", 4: "easy"}
 # the header's word for why an item is shown (drill.study.plan.PlanItem.why)
@@ -198,31 +197,17 @@ def learning_lines(learning: Sequence[tuple[datetime, str]], ended: datetime) ->
     return lines
 
 
-def fill_summary(
-    result: SessionResult,
-    questions: Sequence[Any],
-    cards: Mapping[str, Mapping[str, Any]],
-    new_allowance: int,
-) -> None:
-    """What is left at the end (`result.ended_at`): cards due now and later (suspended and
-    buried ones left out), new questions for today, and, after a review session however
-    it ended, the cards still in learning and when each comes back."""
-    now = result.ended_at or result.started_at
-    ids = {q.id for q in questions}
-    live = {qid: row for qid, row in cards.items() if qid in ids and not is_held(row, now)}
-    dues = sorted(parse_iso(row["due"]) for row in live.values())
-    result.due_now = sum(1 for d in dues if d <= now)
-    later = [d for d in dues if d > now]
-    result.next_due = later[0] if later else None
-    result.due_within_day = sum(1 for d in later if d <= now + timedelta(days=1))
-    unseen = sum(1 for q in questions if q.id not in cards)
-    result.new_waiting = min(unseen, max(0, new_allowance))
+def fill_summary(result: SessionResult, left: CardsLeft, new_allowance: int) -> None:
+    """What is left at the end, from `left` (drill.storage.session_cards.cards_left at
+    `result.ended_at`): cards due now and later (suspended and buried ones left out), new
+    questions for today, and, after a review session however it ended, the cards still
+    in learning and when each comes back."""
+    result.due_now = left.due_now
+    result.next_due = parse_iso(left.next_due) if left.next_due is not None else None
+    result.due_within_day = left.due_within_day
+    result.new_waiting = min(left.without_card, max(0, new_allowance))
     if result.mode == "review":
-        result.learning_left = sorted(
-            (parse_iso(row["due"]), qid)
-            for qid, row in live.items()
-            if row["state"] in LEARNING_STATES
-        )
+        result.learning_left = sorted((parse_iso(due), qid) for due, qid in left.learning)
 
 
 def local_time(moment: datetime, days: DayClock) -> str:
