@@ -16,6 +16,7 @@ has changed the card since.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -151,8 +152,6 @@ def performance_by_question(
     if question_ids is None:
         rows = db.execute(f"select question_id, count(*), {wrong} from reviews group by 1")
     else:
-        import json
-
         rows = db.execute(
             f"select j.value, count(*), {wrong} from json_each(?) j"
             " cross join reviews r on r.question_id = j.value group by 1",
@@ -169,12 +168,23 @@ def start_session(db, session_id: str, started_at: str, mode: str) -> None:
             "insert into sessions (id, started_at, mode, answered, correct) values (?, ?, ?, 0, 0)",
             [session_id, started_at, mode],
         )
+        # one pass over the cards (no index holds burials), then writes by key, if any
+        ended = db.execute(
+            "select question_id from cards where buried_until <= ?", [started_at]
+        ).fetchall()
+        if not ended:
+            return
+        ids = json.dumps([qid for (qid,) in ended])
         db.execute(
-            "delete from cards where reps = 0 and suspended_at is null"
-            " and buried_until is not null and buried_until <= ?",
-            [started_at],
+            "delete from cards where question_id in (select value from json_each(?))"
+            " and reps = 0 and suspended_at is null",
+            [ids],
         )
-        db.execute("update cards set buried_until = null where buried_until <= ?", [started_at])
+        db.execute(
+            "update cards set buried_until = null"
+            " where question_id in (select value from json_each(?))",
+            [ids],
+        )
 
 
 def end_session(db, session_id: str, ended_at: str) -> None:
