@@ -1,20 +1,21 @@
 """Start-up cost of `kvdrill quiz` against the import time of its dependencies.
 
-(a) `python -c "import click, pydantic, yaml, sqlite_utils, fsrs"`: the floor, with pandas
+(a) the floor: `python -c "import click, pydantic, yaml, sqlite_utils, fsrs"`, with pandas
     hidden from sqlite_utils as kvdrill hides it (drill.storage.sqlite_library).
-(b) `python -m drill quiz` on a fresh database: time until the first question's
-    position line (`[0 done, N left]`) appears on its stdout; the process is then killed.
+(b) warm: `python -m drill quiz` on a fresh database with the deck cache built: time until
+    the first question's position line (`[0 done, N left]`) appears on its stdout; the
+    process is then killed.
+(c) cold: the same with no deck cache (a first start: the deck's YAML is read and
+    validated, and the cache written).
 
-Each is run `--runs` times, alternating, after one warm-up run of each (which
-also writes the bytecode caches, as any installed copy has them, and the deck
-cache in the temporary kvdrill home, as any second quiz finds it; the children
-run with bytecode writing on even when this shell sets PYTHONDONTWRITEBYTECODE).
-`--cold` removes the deck cache before each quiz run, to time a first start.
-Printed: median wall time, median CPU time (user + system of the child, up to
-the first question for b), and the ratios b/a. The aim is a wall ratio of at
-most 1.3. CPU time is steadier than wall time on a busy machine.
+Rounds alternate a, b, c, after one warm-up run of each (which also writes the bytecode
+caches, as any installed copy has them; the children run with bytecode writing on even
+when this shell sets PYTHONDONTWRITEBYTECODE). Printed: median wall time, median CPU time
+(user + system of the child, up to the first question for b and c), peak memory, and the
+ratios b/a and c/a. The aims: warm at most 1.3x the floor, cold at most 1.6x. CPU time is
+steadier than wall time on a busy machine.
 
-    python benchmarks/startup.py [--runs 10] [--cold] [--json]
+    python benchmarks/startup.py [--runs 10] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ DEPENDENCIES = (
 # Shown for context, not part of the ratio.
 DEPENDENCIES_WITH_MODELS = DEPENDENCIES + "; from pydantic import BaseModel"
 REPO = Path(__file__).resolve().parent.parent
+WARM_LIMIT = 1.3
+COLD_LIMIT = 1.6
 
 
 def child_env(home: Path) -> dict[str, str]:
@@ -50,103 +53,146 @@ def child_env(home: Path) -> dict[str, str]:
     return env
 
 
-def _cpu_s(pid: int) -> tuple[int, float]:
-    """Reap `pid`: its exit status and its user + system CPU seconds."""
+def _reap(pid: int) -> tuple[int, float, float]:
+    """Reap `pid`: its exit status, user + system CPU seconds and peak RSS in MiB."""
     _, status, usage = os.wait4(pid, 0)
-    return status, usage.ru_utime + usage.ru_stime
+    return status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def time_imports(home: Path, code: str = DEPENDENCIES) -> tuple[float, float]:
-    """(wall s, CPU s) of a fresh interpreter running `code` (imports)."""
+def time_imports(home: Path, code: str = DEPENDENCIES) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak MiB) of a fresh interpreter running `code` (imports)."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code], env=child_env(home))
-    status, cpu_s = _cpu_s(proc.pid)
+    status, cpu_s, peak_mib = _reap(proc.pid)
     wall_s = time.perf_counter() - start
     proc.returncode = status  # reaped above; keep Popen from waiting again
     if status != 0:
         raise SystemExit("importing the dependencies failed")
-    return wall_s, cpu_s
+    return wall_s, cpu_s, peak_mib
 
 
-def time_first_question(home: Path, run: int, cold: bool = False) -> tuple[float, float]:
-    """(wall s, CPU s) from spawning `kvdrill quiz` to its first question line."""
-    if cold:
-        shutil.rmtree(home / "cache", ignore_errors=True)
-    db = home / f"run{run}.db"
-    command = [sys.executable, "-m", "drill", "quiz", "--db", str(db), "--seed", "1"]
+def _peak_mib(pid: int) -> float | None:
+    """The process's peak resident memory so far (VmHWM), in MiB; None where unknown."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return None
+
+
+def first_question(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak MiB) from spawning `command` (a quiz) to its first question's
+    position line; the process is killed there. Peak memory is read at that moment."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env=child_env(home),
+        env=env,
         cwd=REPO,
     )
     assert proc.stdout is not None
-    wall_s = None
+    wall_s = peak_mib = None
     for raw in proc.stdout:
         if raw.startswith(b"[0 done, "):
             wall_s = time.perf_counter() - start
+            peak_mib = _peak_mib(proc.pid)
             break
     proc.send_signal(signal.SIGKILL)
-    status, cpu_s = _cpu_s(proc.pid)
+    status, cpu_s, max_rss_mib = _reap(proc.pid)
     proc.returncode = status
     if wall_s is None:
-        raise SystemExit("kvdrill quiz printed no question; run it by hand to see why")
-    return wall_s, cpu_s
+        raise SystemExit(f"{' '.join(command[2:])} printed no question; run it by hand")
+    return wall_s, cpu_s, peak_mib if peak_mib is not None else max_rss_mib
+
+
+def time_first_question(home: Path, run: int, cold: bool = False) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak MiB) of `kvdrill quiz` on a fresh database, to its first question."""
+    if cold:
+        shutil.rmtree(home / "cache", ignore_errors=True)
+    db = home / f"run{run}.db"
+    command = [sys.executable, "-m", "drill", "quiz", "--db", str(db), "--seed", "1"]
+    return first_question(command, child_env(home))
+
+
+def median_of(runs: list[tuple[float, ...]], index: int) -> float:
+    return statistics.median(run[index] for run in runs)
+
+
+def ratio_target(
+    target: str, measured: list, floor: list, floor_name: str, limit: float
+) -> dict[str, object]:
+    """One entry of the benchmark's "targets" (wall ratio to the floor, CPU ratio beside)."""
+    wall, floor_wall = median_of(measured, 0), median_of(floor, 0)
+    ratio = wall / floor_wall
+    return {
+        "target": target,
+        "measured": round(wall, 4),
+        "floor": round(floor_wall, 4),
+        "floor_name": floor_name,
+        "unit": "s",
+        "ratio": round(ratio, 3),
+        "limit": limit,
+        "kind": "max_ratio",
+        "met": ratio <= limit,
+        "cpu_ratio": round(median_of(measured, 1) / median_of(floor, 1), 3),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--cold", action="store_true", help="no deck cache for the quiz runs")
+    parser.add_argument("--quick", action="store_true", help="3 runs, to check it works")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
-    imports, with_models, first = [], [], []
+    runs = 3 if args.quick else args.runs
+    imports, with_models, warm, cold = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         time_imports(home)
         time_first_question(home, -1)
-        for run in range(args.runs):
+        for run in range(runs):
             imports.append(time_imports(home))
             with_models.append(time_imports(home, DEPENDENCIES_WITH_MODELS))
-            first.append(time_first_question(home, run, args.cold))
-    medians = {
-        "imports_wall_s": statistics.median(w for w, _ in imports),
-        "imports_cpu_s": statistics.median(c for _, c in imports),
-        "imports_with_basemodel_wall_s": statistics.median(w for w, _ in with_models),
-        "imports_with_basemodel_cpu_s": statistics.median(c for _, c in with_models),
-        "first_question_wall_s": statistics.median(w for w, _ in first),
-        "first_question_cpu_s": statistics.median(c for _, c in first),
+            warm.append(time_first_question(home, 2 * run))
+            cold.append(time_first_question(home, 2 * run + 1, cold=True))
+    rows = {
+        "dependency imports": imports,
+        "  + pydantic models": with_models,
+        "first question, warm": warm,
+        "first question, cold": cold,
     }
-    result = {
-        "runs": args.runs,
-        "deck_cache": "cold" if args.cold else "warm",
-        "python": sys.version.split()[0],
-        "cpus": os.cpu_count(),
-        **{k: round(v, 4) for k, v in medians.items()},
-        "ratio_wall": round(medians["first_question_wall_s"] / medians["imports_wall_s"], 3),
-        "ratio_cpu": round(medians["first_question_cpu_s"] / medians["imports_cpu_s"], 3),
-    }
+    floor_name = "python importing click, pydantic, yaml, sqlite_utils and fsrs"
+    targets = [
+        ratio_target("time to the first quiz question, deck cache built", warm, imports,
+                     floor_name, WARM_LIMIT),
+        ratio_target("time to the first quiz question, first start (no deck cache)", cold,
+                     imports, floor_name, COLD_LIMIT),
+    ]  # fmt: skip
     if args.json:
-        print(json.dumps(result))
+        medians = {
+            name.strip(" +").replace(" ", "_").replace(",", ""): {
+                "wall_s": round(median_of(found, 0), 4),
+                "cpu_s": round(median_of(found, 1), 4),
+                "peak_mib": round(median_of(found, 2), 1),
+            }
+            for name, found in rows.items()
+        }
+        print(json.dumps({"runs": runs, "python": sys.version.split()[0],
+                          "cpus": os.cpu_count(), "medians": medians, "targets": targets}))  # fmt: skip
         return
-    print(f"medians of {args.runs} runs    wall        CPU")
-    print(
-        f"dependency imports  {medians['imports_wall_s'] * 1000:7.1f} ms "
-        f"{medians['imports_cpu_s'] * 1000:7.1f} ms"
-    )
-    print(
-        f"  + pydantic models {medians['imports_with_basemodel_wall_s'] * 1000:7.1f} ms "
-        f"{medians['imports_with_basemodel_cpu_s'] * 1000:7.1f} ms   (context only)"
-    )
-    print(
-        f"first quiz question {medians['first_question_wall_s'] * 1000:7.1f} ms "
-        f"{medians['first_question_cpu_s'] * 1000:7.1f} ms"
-    )
-    print(f"ratio               {result['ratio_wall']:7.3f}    {result['ratio_cpu']:7.3f}"
-          "   (aim: <= 1.3)")
+    print(f"medians of {runs} runs       wall        CPU    peak")
+    for name, found in rows.items():
+        print(f"{name:<22} {median_of(found, 0) * 1000:7.1f} ms "
+              f"{median_of(found, 1) * 1000:7.1f} ms {median_of(found, 2):5.1f} MiB")  # fmt: skip
+    for entry in targets:
+        verdict = "met" if entry["met"] else "NOT met"
+        print(f"{entry['target']}: {entry['ratio']:.3f}x wall, {entry['cpu_ratio']:.3f}x CPU "
+              f"(aim <= {entry['limit']}; {verdict})")  # fmt: skip
 
 
 if __name__ == "__main__":
