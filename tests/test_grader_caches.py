@@ -2,14 +2,16 @@
 
 The numeric grader reads what a question counts and the units a bare number is read in
 once per draw (its text, units and answer), and a plain number without the evaluator;
-each test grades one question, then another that differs in one input only, then the
-first again, so a result kept for one is never served for the other.
+the concept grader reads a question's cues once (points, cues and wrong claims). Each
+test grades one question, then another that differs in one input only, and repeats, so
+a result kept for one is never served for the other.
 """
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from drill.bank.schema import Tolerance
+from drill.kinds.cues import coverage
 from drill.kinds.grade import grade
 from drill.kinds.instance import Instance
 from drill.quantities.expr import compile_expr
@@ -115,3 +117,45 @@ def test_a_plain_number_reads_as_its_arithmetic(text):
     assert parsed.number == float(number)
     assert type(parse_answer(text + " bytes").value) is float
     assert parse_answer(text + " bytes").value == float(number)
+
+
+# the concept grader reads a question's cues once, keyed by every point, cue and claim
+TTFT_POINTS = (("It lowers TTFT.", ("lower ttft", "ttft drops")),)
+
+
+def test_a_question_reading_follows_its_cues():
+    text = "Prefix caching makes TTFT drop for long prompts."
+    for _ in range(2):
+        assert coverage(text, TTFT_POINTS).covered == (True,)
+        assert coverage(text, (("It lowers TTFT.", ("lower ttft",)),)).covered == (False,)
+        assert coverage(text, (("It lowers TPOT.", ("tpot drops",)),)).covered == (False,)
+
+
+def test_a_question_reading_follows_its_wrong_claims():
+    text = "It speeds up prefill, so TTFT drops."
+    claim = ((0, "It speeds up prefill.", ("speeds up prefill",)),)
+    other = ((0, "It speeds up decode.", ("speeds up decode",)),)
+    for _ in range(2):
+        found = coverage(text, TTFT_POINTS, claim)
+        assert (found.covered, found.wrong_claims, found.conflicted) == (
+            (False,),
+            ("It speeds up prefill.",),
+            (True,),
+        )
+        found = coverage(text, TTFT_POINTS, other)
+        assert (found.covered, found.wrong_claims, found.conflicted) == ((True,), (None,), (False,))
+        # a claim about a point the question does not have is left out
+        found = coverage(text, TTFT_POINTS, ((1, "It speeds up prefill.", ("speeds up prefill",)),))
+        assert found.wrong_claims == (None,)
+
+
+def test_a_point_said_the_other_way_follows_its_cues():
+    text = "TTFT rises with a longer prompt."
+    for _ in range(2):
+        found = coverage(text, TTFT_POINTS)
+        assert found.wrong_claims == ("the opposite of: It lowers TTFT.",)
+        # "lower ttft" said the other way is "higher ttft", which the text does not say
+        assert coverage(text, (("It lowers TTFT.", ("lower ttft",)),)).wrong_claims == (None,)
+        assert coverage(text, (("It is the first token.", ("first token",)),)).wrong_claims == (
+            None,
+        )

@@ -101,6 +101,10 @@ _DENYING_PHRASES = (
     ("regardless", "of"), ("irrespective", "of"), ("independent", "of"), ("unrelated", "to"),
     ("nothing", "to", "do", "with"),
 )  # fmt: skip
+# the phrases by their last word, so that a word is compared only with those it can end
+_DENYING_ENDING: dict[str, tuple[tuple[str, ...], ...]] = {}
+for _phrase in _DENYING_PHRASES:
+    _DENYING_ENDING[_phrase[-1]] = (*_DENYING_ENDING.get(_phrase[-1], ()), _phrase)
 # which way a cue says something moves, by class; a word of one side contradicts the
 # other side's ("drops" against "rises"); each class's words are stemmed when first used
 _DIRECTIONS = (
@@ -315,7 +319,7 @@ class Answer:
                 found[i] = NOUN_NEGATION_REACH
             elif i > 0 and (words[i - 1], word) in _CONTRASTS:
                 found[i] = NOUN_NEGATION_REACH
-            for phrase in _DENYING_PHRASES:  # "regardless of", "nothing to do with"
+            for phrase in _DENYING_ENDING.get(word, ()):  # "regardless of", "nothing to do with"
                 start = i - len(phrase) + 1
                 if start >= 0 and tuple(words[start : i + 1]) == phrase:
                     found[i] = NOUN_NEGATION_REACH
@@ -348,6 +352,10 @@ class Answer:
             if skip >= len(after) or not _noun_phrase_word(after[skip]):
                 return False
         return False
+
+    def first_stems(self) -> Iterable[str]:
+        """Every stem a cue's form may start with here, each once."""
+        return self._starts.keys()
 
     def finds(self, cue: str) -> bool:
         """Whether `cue` appears in the answer and is not negated there."""
@@ -404,6 +412,50 @@ class Coverage:
     conflicted: tuple[bool, ...] = ()
 
 
+@dataclass(frozen=True)
+class _Question:
+    """A question's cues read once: every stem sequence any of them is found as (`forms`,
+    each once), those by their first stem, and per wrong claim and per point which forms
+    show it (in the order its cues list them) and, for a point, which say it the other way."""
+
+    forms: tuple[tuple[str, ...], ...]
+    by_first: dict[str, tuple[int, ...]]
+    claims: tuple[tuple[int, str, tuple[int, ...], frozenset[int]], ...]
+    points: tuple[tuple[tuple[int, ...], frozenset[int], frozenset[int]], ...]
+
+
+@functools.lru_cache(maxsize=1024)
+def _question(
+    key_points: tuple[tuple[str, tuple[str, ...]], ...],
+    wrong_claims: tuple[tuple[int, str, tuple[str, ...]], ...],
+) -> _Question:
+    """The cues of a question read once, keyed by all of them: every answer to it reuses
+    the reading."""
+    ids: dict[tuple[str, ...], int] = {}
+
+    def form_ids(forms: Iterable[tuple[str, ...]]) -> tuple[int, ...]:
+        return tuple(ids.setdefault(form, len(ids)) for form in forms)
+
+    claims = []
+    for index, claim, cues in wrong_claims:
+        shown = form_ids(form for cue in cues for form in cue_forms(cue))
+        claims.append((index, claim, shown, frozenset(shown)))
+    points = []
+    for _point, cues in key_points:
+        shown = form_ids(form for cue in cues for form in cue_forms(cue))
+        reversed_ = form_ids(form for cue in cues for form in opposite_forms(cue))
+        points.append((shown, frozenset(shown), frozenset(reversed_)))
+    by_first: dict[str, list[int]] = {}
+    for form, k in ids.items():
+        by_first.setdefault(form[0], []).append(k)
+    return _Question(
+        tuple(ids),
+        {first: tuple(found) for first, found in by_first.items()},
+        tuple(claims),
+        tuple(points),
+    )
+
+
 def coverage(
     text: str,
     key_points: Sequence[tuple[str, Sequence[str]]],
@@ -413,27 +465,38 @@ def coverage(
     about it, if any (`wrong_claims` are (point index, claim, cues); a cue said the
     other way is one too), and whether it also said the point right."""
     answer = Answer(text or "")
+    question = _question(
+        tuple((point, tuple(cues)) for point, cues in key_points),
+        tuple((index, claim, tuple(cues)) for index, claim, cues in wrong_claims),
+    )
+    # where each form stands in the answer, not negated: only forms whose first stem the
+    # answer uses can stand there at all
+    spans_of: dict[int, list[tuple[int, int]]] = {}
+    for first in answer.first_stems():
+        for k in question.by_first.get(first, ()):
+            spans = answer._form_spans(question.forms[k])
+            if spans:
+                spans_of[k] = spans
     claims: list[str | None] = [None] * len(key_points)
     # where each point's wrong claim was read: a cue of the point inside it is the claim's
     # own word ("TTFT" in "TTFT is the gap between tokens"), not the point said right
     claimed: list[list[tuple[int, int]]] = [[] for _ in key_points]
-    for index, claim, cues in wrong_claims:
-        if not 0 <= index < len(claims):
+    for index, claim, shown, any_of in question.claims:
+        if not 0 <= index < len(claims) or any_of.isdisjoint(spans_of):
             continue
-        spans = [span for cue in cues for span in answer.spans(cue)]
-        if spans:
-            claims[index] = claims[index] or claim
-            claimed[index] += spans
-    for i, (point, cues) in enumerate(key_points):
-        if claims[i] is None and answer.reverses_any(cues):
+        claims[index] = claims[index] or claim
+        claimed[index] += [span for k in shown for span in spans_of.get(k, ())]
+    for i, (point, _cues) in enumerate(key_points):
+        if claims[i] is None and not question.points[i][2].isdisjoint(spans_of):
             claims[i] = OPPOSITE + point
     found = [
-        any(
+        not any_of.isdisjoint(spans_of)
+        and any(
             not any(low <= start and end <= high for low, high in claimed[i])
-            for cue in cues
-            for start, end in answer.spans(cue)
+            for k in shown
+            for start, end in spans_of.get(k, ())
         )
-        for i, (_point, cues) in enumerate(key_points)
+        for i, (shown, any_of, _reversed) in enumerate(question.points)
     ]
     covered = tuple(claims[i] is None and hit for i, hit in enumerate(found))
     conflicted = tuple(claims[i] is not None and hit for i, hit in enumerate(found))
