@@ -85,6 +85,12 @@ def _bank_filter(active_ids: list[str] | None) -> tuple[str, list[Any]]:
 # leaving out a question buried before its first answer (reps 0), which is new
 _DUE_NOT_HELD = "suspended_at is null and (buried_until is null or buried_until <= due)"
 _BURIED_PAST_DUE = "suspended_at is null and buried_until > due and reps > 0"
+# when each card counts as due (the two forms above are exclusive), null for one never due:
+# one pass over the cards, which reads the bank's ids (a JSON array) only once
+_DUE_AT = (
+    f"select case when {_DUE_NOT_HELD} then due when {_BURIED_PAST_DUE} then buried_until end"
+    " as at from cards"
+)
 
 
 def due_counts(
@@ -94,13 +100,11 @@ def due_counts(
     out, and a buried one counts from when its bury ends."""
     where, args = _bank_filter(active_ids)
     sql = (
-        "select coalesce(sum({at} <= ?), 0), coalesce(sum({at} > ?), 0) from cards"
-        " where {at} < ? and {held}" + where
+        "select coalesce(sum(at <= ?), 0), coalesce(sum(at > ?), 0)"
+        f" from ({_DUE_AT} where 1{where}) where at < ?"
     )
-    bounds = [iso(now), iso(now), iso(days.next_day_start(now)), *args]
-    free = db.execute(sql.format(at="due", held=_DUE_NOT_HELD), bounds).fetchone()
-    buried = db.execute(sql.format(at="buried_until", held=_BURIED_PAST_DUE), bounds).fetchone()
-    return {"now": free[0] + buried[0], "later_today": free[1] + buried[1]}
+    row = db.execute(sql, [iso(now), iso(now), *args, iso(days.next_day_start(now))]).fetchone()
+    return {"now": row[0], "later_today": row[1]}
 
 
 def forecast(
@@ -112,25 +116,18 @@ def forecast(
 ) -> list[dict[str, Any]]:
     """Cards due on each of the next `count` days; today's count includes overdue cards.
     Suspended cards are left out; a buried card counts on the day its bury ends."""
+    if count <= 0:
+        return []
     today = days.day_of(now)
     where, args = _bank_filter(active_ids)
-    sql = f"select count(*) from cards where due >= ? and due < ? and {_DUE_NOT_HELD}{where}"
     # from the first day's start back to the beginning of time: overdue cards count today
     bounds = ["", *(iso(days.start_of(today + timedelta(days=i + 1))) for i in range(count))]
-    buried = [
-        until
-        for (until,) in db.execute(
-            f"select buried_until from cards where {_BURIED_PAST_DUE}{where}", args
-        ).fetchall()
-    ]
-    return [
-        {
-            "date": _day(today + timedelta(days=i)),
-            "due": db.execute(sql, [bounds[i], bounds[i + 1], *args]).fetchone()[0]
-            + sum(1 for until in buried if bounds[i] <= until < bounds[i + 1]),
-        }
-        for i in range(count)
-    ]
+    sums = ", ".join(["coalesce(sum(at >= ? and at < ?), 0)"] * count)
+    row = db.execute(
+        f"select {sums} from ({_DUE_AT} where 1{where}) where at < ?",
+        [*(b for i in range(count) for b in bounds[i : i + 2]), *args, bounds[-1]],
+    ).fetchone()
+    return [{"date": _day(today + timedelta(days=i)), "due": row[i]} for i in range(count)]
 
 
 def held_counts(db: Database, now: datetime) -> dict[str, int]:
@@ -204,62 +201,69 @@ def heatmap_level(count: int, busiest: int) -> int:
 # -------------------------------------------------------------------------- retention
 
 
-# Per review of one day that counts for true retention: `m` is 1 when mature, 0 when
-# young, null when it does not count (no earlier review, or one earlier the same day).
-# `prev`, the question's previous non-cram review, is the newest one first in the
-# per-question index, so each probe stops at once; `limit -1` keeps the subquery from
-# being flattened into the sums, which would run the probe once per sum.
-_RETENTION_DAY_SQL = """
-select coalesce(sum(m = 0), 0), coalesce(sum(m = 0 and rating > 1), 0),
+# Per day (`n`, its place in the JSON array `:starts` of day starts, which ends with the
+# start of the day after the last) the young and mature reviews that count for true
+# retention, and those passed. Per review, `m` is 1 when mature, 0 when young, null when it
+# does not count (no earlier review, or one earlier the same day). `prev`, the question's
+# previous non-cram review, is the newest one first in the per-question index, so each
+# probe stops at once; these probes are nearly all of the query's time. The days drive the
+# join (cross join keeps them outside), each an indexed range of review times, and the
+# window's own bounds are filters only (`+`), so that no day's range is widened to the
+# window; `limit -1` keeps the subquery from being flattened into the sums, which would
+# run the probe once per sum.
+_RETENTION_BY_DAY_SQL = """
+select n, coalesce(sum(m = 0), 0), coalesce(sum(m = 0 and rating > 1), 0),
        coalesce(sum(m = 1), 0), coalesce(sum(m = 1 and rating > 1), 0)
 from (
-    select w.rating, (
-        select case when p.reviewed_at >= :start then null
+    select d.key as n, w.rating as rating, (
+        select case when p.reviewed_at >= d.value then null
                     else julianday(w.reviewed_at) - julianday(p.reviewed_at) >= :mature end
         from reviews p
         where p.question_id = w.question_id and p.reviewed_at < w.reviewed_at
           and not coalesce(p.cram, 0)
         order by p.reviewed_at desc limit 1
     ) as m
-    from reviews w
-    where w.reviewed_at >= :low and w.reviewed_at < :next and w.reviewed_at <= :now
-      and not coalesce(w.cram, 0)
+    from json_each(:starts) d cross join reviews w
+      on w.reviewed_at >= d.value
+     and w.reviewed_at < json_extract(:starts, '$[' || (d.key + 1) || ']')
+    where +w.reviewed_at >= :since and +w.reviewed_at <= :now and not coalesce(w.cram, 0)
     limit -1
 )
+group by n order by n
 """
 
 
-def _retention_by_day(
+def retention_by_day(
     db: Database, since: datetime, now: datetime, days: DayClock
 ) -> list[tuple[str, bool, int, int]]:
     """(user day, mature, reviews counted, passed) for each day from `since` to `now`
-    with reviews that count for true retention (the rule is in the module docstring)."""
-    # a day is the range of times from its start to the next day's start: one indexed
-    # range per day, and a review's previous one was on an earlier day when it lies
-    # before that start
+    with reviews that count for true retention (the rule is in the module docstring), in
+    one query. A day is the range of times from its start to the next day's start, and a
+    review's previous one was on an earlier day when it lies before that start."""
+    first, last = days.day_of(since), days.day_of(now)
+    dates = [first + timedelta(days=i) for i in range((last - first).days + 2)]
+    found = db.execute(
+        _RETENTION_BY_DAY_SQL,
+        {
+            "starts": json.dumps([iso(days.start_of(day)) for day in dates]),
+            "since": iso(since),
+            "now": iso(now),
+            "mature": MATURE_DAYS,
+        },
+    ).fetchall()
     rows: list[tuple[str, bool, int, int]] = []
-    day, last = days.day_of(since), days.day_of(now)
-    while day <= last:
-        start, end = days.start_of(day), days.start_of(day + timedelta(days=1))
-        young, young_passed, mature, mature_passed = db.execute(
-            _RETENTION_DAY_SQL,
-            {
-                "start": iso(start),
-                "low": iso(max(start, since)),
-                "next": iso(end),
-                "now": iso(now),
-                "mature": MATURE_DAYS,
-            },
-        ).fetchone()
-        for is_mature, n, passed in ((False, young, young_passed), (True, mature, mature_passed)):
-            if n:
-                rows.append((_day(day), is_mature, n, passed))
-        day += timedelta(days=1)
+    for n, young, young_passed, mature, mature_passed in found:
+        for is_mature, count, passed in (
+            (False, young, young_passed),
+            (True, mature, mature_passed),
+        ):
+            if count:
+                rows.append((_day(dates[n]), is_mature, count, passed))
     return rows
 
 
 def _retention_shares(rows: list[tuple[str, bool, int, int]]) -> dict[str, Any]:
-    """{reviews, passed, rate, young, mature} summed over `_retention_by_day` rows."""
+    """{reviews, passed, rate, young, mature} summed over `retention_by_day` rows."""
 
     def share(group: list[tuple[str, bool, int, int]]) -> dict[str, Any]:
         n, passed = sum(r[2] for r in group), sum(r[3] for r in group)
@@ -277,7 +281,7 @@ def retention(
 ) -> dict[str, Any]:
     """True retention over the last `count` days (the rule is in the module docstring)."""
     first_day = days.day_of(now) - timedelta(days=count - 1)
-    rows = _retention_by_day(db, days.start_of(first_day), now, days)
+    rows = retention_by_day(db, days.start_of(first_day), now, days)
     return {"window_days": count, "since": _day(first_day), **_retention_shares(rows)}
 
 
@@ -288,7 +292,7 @@ def weekly_retention(
     first: [{week, reviews, passed, rate, young, mature}], `week` its Monday; the last
     week ends at `now`."""
     first_monday = heatmap_start(days.day_of(now), weeks)
-    rows = _retention_by_day(db, days.start_of(first_monday), now, days)
+    rows = retention_by_day(db, days.start_of(first_monday), now, days)
     by_week: list[list[tuple[str, bool, int, int]]] = [[] for _ in range(weeks)]
     for row in rows:
         by_week[(date.fromisoformat(row[0]) - first_monday).days // 7].append(row)
@@ -331,38 +335,48 @@ def question_figures(
         " group by question_id"
     )
     answered = {qid: (n, right) for qid, n, right in db.execute(query, args).fetchall()}
+    # plain rows, not one dict per card: ten thousand cards are read on every stats
     cards = {
-        row["question_id"]: row
-        for row in db.query("select * from cards where last_review is not null")
+        row[0]: row[1:]
+        for row in db.execute(
+            "select question_id, state, last_review, stability, lapses from cards"
+            " where last_review is not null"
+        ).fetchall()
     }
     figures = []
     for qid in sorted(answered.keys() | cards.keys()):
         n, right = answered.get(qid, (0, 0))
         card = cards.get(qid)
-        topic = None if topics is None else topics.get(qid, REMOVED_TOPIC)
-        learning = card is not None and card["state"] in LEARNING_STATES
+        if card is None:
+            recall, lapses, learning = 0.0, 0, False
+        else:
+            state, last_review, stability, lapses = card
+            learning = state in LEARNING_STATES
+            recall = shown_recall(scheduler, learning, last_review, stability, now)
         figures.append(
             {
                 "question_id": qid,
-                "topic": topic,
-                "retrievability": shown_recall(scheduler, card, now) if card else 0.0,
+                "topic": None if topics is None else topics.get(qid, REMOVED_TOPIC),
+                "retrievability": recall,
                 "accuracy": right / n if n else None,
                 "reviews": n,
-                "lapses": card["lapses"] if card else 0,
+                "lapses": lapses,
                 "learning": learning,
             }
         )
     return figures
 
 
-def shown_recall(scheduler, card: Mapping[str, Any], now: datetime) -> float:
+def shown_recall(
+    scheduler, learning: bool, last_review: str | None, stability: float | None, now: datetime
+) -> float:
     """The recall stats show for a card: FSRS's retrievability now, except for a card still
     in learning (failed, or new and on its steps), whose recall is near 100 % for minutes
     after any answer, the one just failed included: its recall a day after its last answer
     (or now, when that day has passed), the figure a failure really moves."""
-    if card["state"] in LEARNING_STATES and card["last_review"]:
-        now = max(now, parse_iso(card["last_review"]) + LEARNING_RECALL_AFTER)
-    return retrievability(scheduler, card, now)
+    if learning and last_review:
+        now = max(now, parse_iso(last_review) + LEARNING_RECALL_AFTER)
+    return retrievability(scheduler, {"last_review": last_review, "stability": stability}, now)
 
 
 def weakness(figure: Mapping[str, Any]) -> float:
