@@ -1,7 +1,7 @@
 """Start-up cost of `kvdrill quiz` against the import time of its dependencies.
 
 (a) the floor: `python -c "import click, pydantic, yaml, sqlite_utils, fsrs"`, with pandas
-    hidden from sqlite_utils as kvdrill hides it (drill.storage.sqlite_library).
+    and numpy hidden from sqlite_utils as kvdrill hides them (drill.storage.sqlite_library).
 (b) warm: `python -m drill quiz` on a fresh database with the deck cache built: time until
     the first question's position line (`[0 done, N left]`) appears on its stdout; the
     process is then killed.
@@ -32,11 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
-# sqlite_utils with pandas hidden, as drill.storage.sqlite_library loads it: an installed
-# pandas costs about 0.35 s that kvdrill never pays, and a floor that paid it would flatter
+# sqlite_utils with pandas and numpy hidden, as drill.storage.sqlite_library loads it: an
+# installed pandas and numpy cost about 0.45 s that kvdrill never pays, and a floor that paid
+# them would flatter
 DEPENDENCIES = (
-    "import sys; sys.modules['pandas'] = None; "
-    "import click, pydantic, yaml, sqlite_utils, fsrs; del sys.modules['pandas']"
+    "import sys; sys.modules['pandas'] = sys.modules['numpy'] = None; "
+    "import click, pydantic, yaml, sqlite_utils, fsrs; del sys.modules['pandas'], sys.modules['numpy']"
 )
 # `import pydantic` alone loads a lazy shell; any model needs pydantic.main as well.
 # Shown for context, not part of the ratio.

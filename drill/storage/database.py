@@ -128,7 +128,9 @@ def _prepare(
         )
     if kind == "blank" and not write:
         raise StoreError(f"{path} is empty, not a kvdrill database yet; left untouched")
-    db = Database(conn)
+    # sqlite-utils plugins installed for other tools never run on kvdrill's connection; finding
+    # them would also scan every installed package's metadata on each start
+    db = Database(conn, execute_plugins=False)
     if kind != "blank":
         _check_pages(conn, path)
     if not write:
