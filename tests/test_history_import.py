@@ -17,7 +17,13 @@ from drill.srs import iso, make_scheduler
 from drill.storage import history_read
 from drill.storage.database import open_db
 from drill.storage.history_in import import_history, rebuild_cards
-from drill.storage.review_record import FIELDS, RecordError, checked_values, plain_values
+from drill.storage.review_record import (
+    FIELDS,
+    RecordError,
+    checked_values,
+    plain_rows,
+    plain_values,
+)
 
 SCHED = make_scheduler(fuzz=False)
 # the counting trigger as migration m004 made it, back after an import
@@ -75,7 +81,9 @@ def numbered_values(path, fmt):
     """(line, column values in FIELDS order) of each record of a history file, as an
     import reads them."""
     with history_read.Source(path) as source:
-        yield from history_read.record_values(source, path, history_read.resolve_format(source, fmt))
+        yield from history_read.record_values(
+            source, path, history_read.resolve_format(source, fmt)
+        )
 
 
 def imported(tmp_path, line: str):
@@ -112,6 +120,7 @@ _fields = {
         [str(uuid.UUID(int=5)), str(uuid.UUID(int=5)).upper(), "not-a-uuid", ""]
     ),
 }  # fmt: skip
+_fields_any = st.one_of(*_fields.values())
 
 
 @settings(max_examples=400)
@@ -121,6 +130,80 @@ def test_the_fast_road_agrees_with_checked_values(record):
     if fast is None:
         return
     assert fast == checked_values(record)
+
+
+# an exported record (every field, ticks too) with up to two fields changed, so that most
+# blocks are in export form and some are not
+_near_exported = st.builds(
+    lambda n, ticks, changes: {**exported(n, ticks=ticks), **changes},
+    st.integers(0, 50),
+    st.sampled_from([None, "1", "0110"]),
+    st.dictionaries(
+        st.sampled_from([*_fields, "ticks", "extra"]), _scalars | st.integers(-1, 5), max_size=2
+    )
+    | st.dictionaries(st.sampled_from(list(_fields)), st.deferred(lambda: _fields_any), max_size=1),
+)
+
+
+@settings(max_examples=400)
+@given(st.lists(_near_exported, min_size=1, max_size=4))
+def test_the_block_road_agrees_with_the_fast_road(records):
+    block = plain_rows(records)
+    one_by_one = [plain_values(record) for record in records]
+    if block is None:
+        assert None in one_by_one
+        return
+    rows, times = block
+    assert rows == one_by_one
+    assert [list(map(type, row)) for row in rows] == [list(map(type, v)) for v in one_by_one]
+    assert [iso(t) for t in times] == [r["reviewed_at"] for r in records]
+
+
+def test_the_block_road_takes_exported_records():
+    records = [exported(n, ticks="101") for n in range(5)]
+    rows, times = plain_rows(records)
+    assert rows[1] == (
+        "00000000-0000-0000-0000-000000000001", "q-1", "2026-10-01T09:07:00.000000+00:00", 2,
+        1, "0.5 GiB", 1001, -1, '{"layers":32,"model":"Llama 3 8B","gqa":true,"x":null}',
+        536870912.0, "µs", None, "s1", 0, "101",
+    )  # fmt: skip
+    assert times[4] == datetime(2026, 10, 1, 9, 28, tzinfo=timezone.utc)
+    assert plain_rows([*records[:4], {**records[4], "rating": True}]) is None
+    assert plain_rows([*records[:4], {**records[4], "cram": None}]) is None
+    assert plain_rows([*records[:4], exported(4, ticks="1", extra=1)]) is None
+    assert plain_rows([*records[:4], {k: v for k, v in records[4].items() if k != "ticks"}]) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        _near_exported.map(lambda r: json.dumps(r, ensure_ascii=False, separators=(",", ":"))),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_a_file_reads_as_the_careful_road_reads_each_line(tmp_path_factory, lines):
+    """Blocks of 2 lines: a block the block road turns down is read line by line, and its
+    first bad line is the error."""
+    path = tmp_path_factory.mktemp("f") / "h.jsonl"
+    path.write_bytes("".join(f"{line}\n" for line in lines).encode("utf-8", "surrogatepass"))
+    expected: list = []
+    for number, line in enumerate(lines, start=1):
+        values = careful(line + "\n")
+        if isinstance(values, str):
+            expected = f"{path}:{number}: {values}"
+            break
+        expected.append((number, values))
+    with history_read.Source(path) as source:
+        try:
+            got = [
+                (number, values)
+                for block in history_read.record_blocks(source, path, "jsonl", 2)
+                for number, values in zip(block.numbers, block.rows, strict=True)
+            ]
+        except HistoryError as exc:
+            got = str(exc)
+    assert got == expected
 
 
 @settings(max_examples=300, deadline=None)
@@ -164,6 +247,30 @@ def write(path, records):
 
 def cards_of(db):
     return {row["question_id"]: row for row in db.query("select * from cards")}
+
+
+# not fsrs's defaults: the replay while reading must use the user's own curve
+OWN = make_scheduler(
+    0.85,
+    fuzz=False,
+    parameters=[0.3, 1.1, 2.5, 7.9, 6.2, 0.7, 2.9, 0.01, 1.7, 0.15, 0.8, 1.5, 0.07, 0.25,
+                1.6, 0.55, 1.9, 0.5, 0.1, 0.07, 0.15],
+)  # fmt: skip
+
+
+def test_the_replay_across_blocks_uses_the_users_scheduler(tmp_path):
+    write(tmp_path / "h.jsonl", [exported(n) for n in range(60)])
+    db = open_db(tmp_path / "k.db")
+    result = import_history(db, tmp_path / "h.jsonl", OWN, batch_size=7)
+    assert (result.read, result.added, result.cards) == (60, 60, 3)
+    after_import = cards_of(db)
+    assert after_import["q-0"]["reps"] == 16  # 20 reviews, 4 of them cram
+    db.execute("delete from cards")
+    rebuild_cards(db, OWN)
+    assert cards_of(db) == after_import
+    db.execute("delete from cards")
+    rebuild_cards(db, SCHED)
+    assert cards_of(db) != after_import
 
 
 @pytest.mark.parametrize("order", ["in time order", "shuffled", "with a repeat"])

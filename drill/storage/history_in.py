@@ -10,26 +10,29 @@ file with any bad record imports nothing, and the error names FILE:LINE.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drill.srs import Replay, replay_rows
-from drill.storage.history_read import SeenIds, Source, check_repeats, record_values, resolve_format
-from drill.storage.replay_apart import ReplayApart, cpus_free
-from drill.storage.review_record import (
-    FIELDS,
+from drill.srs import Replay, parse_iso, replay_rows
+from drill.storage.history_read import (
+    BLOCK_RECORDS,
+    RecordBlock,
+    Source,
+    check_repeats,
+    record_blocks,
+    resolve_format,
 )
+from drill.storage.review_record import FIELDS
 from drill.storage.reviews import write_transaction
 from drill.storage.sqlite_library import Database
 
-BATCH_SIZE = 5000
+BATCH_SIZE = BLOCK_RECORDS
 IMPORT_CACHE_KIB = 256 * 1024  # the most page cache an import may use
-# a file this big (about 10,000 reviews) is replayed in a second process when a second
-# CPU is free: starting one costs about a fifth of a second
-REPLAY_APART_BYTES = 2 * 1024 * 1024
 
 
 # Writing a history out is drill.storage.history_out.export_history.
@@ -40,17 +43,6 @@ class ImportResult:
     read: int  # records in the file (a record repeated exactly counts once)
     added: int  # reviews that were not in the database yet
     cards: int  # card rows rebuilt by replay
-
-
-def _batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def rebuild_cards(
@@ -90,44 +82,32 @@ class _ReplayInOrder:
     """The replay of a file's reviews as they are read, for an import into a database
     without reviews: when the file holds each review once, in time order (ties by id),
     as an export writes it, that is the replay of the database afterwards, and reading
-    the reviews back is saved. `cards()` is None when the file was not in that order.
+    the reviews back is saved. `cards()` is None when the file was not in that order."""
 
-    With `apart` the replay runs in a second process (drill.storage.replay_apart), beside the
-    reading and inserting; `flush()` after each batch hands it the batch's reviews."""
-
-    def __init__(self, scheduler, *, apart: bool = False) -> None:
-        self.replay: Replay | ReplayApart | None = (
-            ReplayApart(scheduler) if apart else Replay(scheduler)
-        )
+    def __init__(self, scheduler) -> None:
+        self.replay: Replay | None = Replay(scheduler)
         self.last: tuple[str, str] = ("", "")
 
-    def add(self, values: tuple) -> None:
-        key = (values[_AT], values[_ID])
-        if self.replay is None or key <= self.last:
-            self.close()  # out of order, or a repeat: the database decides
+    def add(self, block: RecordBlock) -> None:
+        rows = block.rows
+        if self.replay is None or not rows:
             return
-        self.last = key
-        if not values[_CRAM]:
-            self.replay.add(values[_QUESTION], values[_AT], values[_RATING])
-
-    def flush(self) -> None:
-        if isinstance(self.replay, ReplayApart):
-            self.replay.flush()
+        keys = list(zip(map(_AT, rows), map(_ID, rows), strict=True))
+        if keys[0] <= self.last or not all(map(operator.lt, keys, itertools.islice(keys, 1, None))):
+            self.replay = None  # out of order, or a repeat: the database decides
+            return
+        self.last = keys[-1]
+        times = block.times if block.times is not None else list(map(parse_iso, map(_AT, rows)))
+        self.replay.add_all(map(_QUESTION, rows), times, map(_RATING, rows), map(_CRAM, rows))
 
     def cards(self) -> dict[str, dict] | None:
         replay, self.replay = self.replay, None
-        if isinstance(replay, ReplayApart):
-            return replay.cards()
         return None if replay is None else replay.card_rows()
-
-    def close(self) -> None:
-        if isinstance(self.replay, ReplayApart):
-            self.replay.close()
-        self.replay = None
 
 
 _ID, _QUESTION, _AT, _RATING, _CRAM = (
-    FIELDS.index(name) for name in ("id", "question_id", "reviewed_at", "rating", "cram")
+    operator.itemgetter(FIELDS.index(name))
+    for name in ("id", "question_id", "reviewed_at", "rating", "cram")
 )
 
 
@@ -187,7 +167,6 @@ def import_history(
     *,
     fmt: str | None = None,
     batch_size: int = BATCH_SIZE,
-    apart_bytes: int = REPLAY_APART_BYTES,
     only_its_questions: bool = False,
     place: Callable[[Database, dict[str, dict]], None] | None = None,
 ) -> ImportResult:
@@ -197,20 +176,19 @@ def import_history(
 
     One write transaction: on any bad record (HistoryError naming FILE:LINE) nothing
     changes. A quiz in another terminal waits for it (up to the busy timeout).
-    Rows go in by `executemany` of INSERT OR IGNORE in batches: the id decides, and a
-    review already present is left as it is. An id twice in the file with different
-    records is found once the file is read, still inside the transaction. Into an
-    empty database, a file of at least `apart_bytes` is replayed in a second process
-    while it is read (drill.storage.replay_apart) when this process has a second CPU.
+    Rows go in by `executemany` of INSERT OR IGNORE, `batch_size` records at a time:
+    the id decides, and a review already present is left as it is. When some record
+    was not inserted, the file is read again to tell an id repeated with the same
+    record (read once) from one repeated with a different record (an error naming
+    both lines), still inside the transaction. Into an empty database, a file in time
+    order is replayed while it is read.
 
-    `path` is read once, from the start: a pipe, a FIFO or /dev/stdin as well as a file
-    (see Source); the file is opened before the transaction begins.
+    `path` is read from the start: a pipe, a FIFO or /dev/stdin as well as a file (see
+    Source); the file is opened before the transaction begins.
     """
-    with Source(path, ahead=apart_bytes) as source:
+    with Source(path) as source:
         fmt = resolve_format(source, fmt)
-        return _import_from(
-            db, source, fmt, scheduler, batch_size, apart_bytes, only_its_questions, place
-        )
+        return _import_from(db, source, fmt, scheduler, batch_size, only_its_questions, place)
 
 
 def _import_from(
@@ -219,13 +197,10 @@ def _import_from(
     fmt: str,
     scheduler,
     batch_size: int,
-    apart_bytes: int,
     only_its_questions: bool,
     place: Callable[[Database, dict[str, dict]], None] | None,
 ) -> ImportResult:
     read = 0
-    seen = SeenIds()
-    in_order: _ReplayInOrder | None = None
     conn = db.conn
     # IMMEDIATE (as the quiz writes): holding the write lock from the start means a
     # quiz answer committed meanwhile cannot make this transaction's upgrade fail
@@ -236,30 +211,24 @@ def _import_from(
     try:
         with write_transaction(db), _counting_once(conn):
             empty = conn.execute("select not exists (select 1 from reviews)").fetchone()[0]
-            apart = source.size >= apart_bytes and cpus_free() > 1
-            in_order = _ReplayInOrder(scheduler, apart=apart) if empty else None
+            in_order = _ReplayInOrder(scheduler) if empty else None
             added = 0
             named: set[str] | None = set() if only_its_questions else None
             with _indexes_after(conn, bulk=empty):
-                for batch in _batches(record_values(source, source.path, fmt), batch_size):
-                    read += len(batch)
-                    for number, values in batch:
-                        seen.add(number, values)
-                        if in_order is not None:
-                            in_order.add(values)
-                        if named is not None:
-                            named.add(values[1])  # FIELDS: id, question_id, ...
+                for block in record_blocks(source, source.path, fmt, batch_size):
+                    read += len(block.rows)
                     if in_order is not None:
-                        in_order.flush()  # the second process replays while this inserts
+                        in_order.add(block)
+                    if named is not None:
+                        named.update(map(_QUESTION, block.rows))
                     # rowcount: the rows inserted, a review already present not counted
-                    added += conn.executemany(_INSERT_SQL, [v for _n, v in batch]).rowcount
-            read -= check_repeats(source, fmt, seen)
+                    added += conn.executemany(_INSERT_SQL, block.rows).rowcount
+            if added < read:  # a review already present, or an id twice in the file
+                read -= check_repeats(source, fmt)
             replayed = in_order.cards() if in_order is not None else None
             cards = (
                 rebuild_cards(db, scheduler, replayed, questions=named, place=place) if added else 0
             )
     finally:
-        if in_order is not None:
-            in_order.close()
         conn.execute(f"pragma cache_size = {cache_pages}")
     return ImportResult(read=read, added=added, cards=cards)

@@ -23,14 +23,16 @@ a process substitution imports as a file does (`Source`).
 from __future__ import annotations
 
 import csv
+import operator
 import os
 import re
 import stat
 import tempfile
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 import orjson
 
@@ -43,12 +45,14 @@ from drill.storage.review_record import (
     REQUIRED,
     RecordError,
     checked_values,
+    plain_rows,
     plain_values,
 )
 
 FORMATS = ("jsonl", "csv")
 MAX_LINE_BYTES = 1024 * 1024  # one record's line (a CSV row may span lines)
 READ_BYTES = 8 * 1024 * 1024  # a file is read this much at a time
+BLOCK_RECORDS = 5000  # records checked, inserted and replayed together
 
 
 class _Readable(Protocol):
@@ -155,24 +159,42 @@ class Source:
         self.close()
 
 
-def _line_blocks(fh: _Readable, path: Path) -> Iterator[tuple[int, list[bytes]]]:
-    """(number of the first line, the lines) of each block the file is read in, every
-    line ending in its newline (the last one may have none). The file is read READ_BYTES
-    at a time, and a line longer than MAX_LINE_BYTES stops it, so memory stays bounded."""
+def _chunks(fh: _Readable, path: Path) -> Iterator[tuple[int, list[bytes], bytes, bool]]:
+    """(number of the first line, the lines without their newlines, the bytes they were cut
+    from, whether the last of them ended in a newline) of each block the file is read in.
+    The file is read READ_BYTES at a time, and a line longer than MAX_LINE_BYTES stops it,
+    so memory stays bounded."""
     number, tail = 1, b""
     while block := fh.read(READ_BYTES):
-        lines = (tail + block).split(b"\n")
+        data = tail + block
+        lines = data.split(b"\n")
         tail = lines.pop()
-        for index, line in enumerate(lines):
-            if len(line) >= MAX_LINE_BYTES:
-                raise HistoryError(f"{path}:{number + index}: the line is longer than 1 MiB")
+        if lines and max(map(len, lines)) >= MAX_LINE_BYTES:
+            index = next(i for i, line in enumerate(lines) if len(line) >= MAX_LINE_BYTES)
+            raise HistoryError(f"{path}:{number + index}: the line is longer than 1 MiB")
         if len(tail) > MAX_LINE_BYTES:
             raise HistoryError(f"{path}:{number + len(lines)}: the line is longer than 1 MiB")
         if lines:
-            yield number, [line + b"\n" for line in lines]
+            yield number, lines, data, True
             number += len(lines)
     if tail:
-        yield number, [tail]
+        yield number, [tail], tail, False
+
+
+def _with_newlines(lines: list[bytes], ended: bool) -> list[bytes]:
+    """The lines as the file holds them: each with its newline (the last one only when
+    `ended`)."""
+    whole = [line + b"\n" for line in lines]
+    if not ended:
+        whole[-1] = lines[-1]
+    return whole
+
+
+def _line_blocks(fh: _Readable, path: Path) -> Iterator[tuple[int, list[bytes]]]:
+    """(number of the first line, the lines) of each block the file is read in, every
+    line ending in its newline (the last one may have none)."""
+    for first, lines, _data, ended in _chunks(fh, path):
+        yield first, _with_newlines(lines, ended)
 
 
 def _raw_lines(fh: _Readable, path: Path) -> Iterator[tuple[int, bytes]]:
@@ -202,38 +224,80 @@ def _decoded_lines(fh: _Readable, path: Path) -> Iterator[str]:
 _C1 = re.compile(rb"\xc2[\x80-\x9f]")
 
 
-def _plain(raw: bytes) -> bool:
+def _unescaped(raw: bytes) -> bool:
+    """Whether `raw` holds no backslash, DEL or C1 control character (the block road,
+    plain_rows, takes lines whose bytes are all so). Each test is one scan in C."""
     return (
-        len(raw) <= MAX_NAME_CHARS
-        and b"\\" not in raw
-        and b"\x7f" not in raw
-        and (b"\xc2" not in raw or not _C1.search(raw))
+        b"\\" not in raw and b"\x7f" not in raw and (b"\xc2" not in raw or not _C1.search(raw))
     )
 
 
-def _jsonl_values(fh: _Readable, path: Path) -> Iterator[tuple[int, tuple]]:
-    """(line, checked column values) of each record of a JSON Lines file.
+def _plain(raw: bytes) -> bool:
+    return len(raw) <= MAX_NAME_CHARS and _unescaped(raw)
+
+
+class RecordBlock(NamedTuple):
+    """Records read from a history file: the line of each, its column values (FIELDS
+    order) and, when the block road read them, the time of each as a datetime."""
+
+    numbers: Sequence[int]
+    rows: list[tuple]
+    times: list[datetime] | None
+
+
+def _jsonl_blocks(fh: _Readable, path: Path, size: int) -> Iterator[RecordBlock]:
+    """The records of a JSON Lines file, `size` lines at a time.
+
+    Lines as `kvdrill export` writes them take the block road: orjson reads each line
+    and plain_rows checks the block's records a column at a time. A block it turns down
+    is read line by line (_line_by_line): the fast road for each line, else the careful
+    one, whose messages name what is wrong and where.
+    """
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    for first, lines, data, ended in _chunks(fh, path):
+        clean = _unescaped(data)
+        for start in range(0, len(lines), size):
+            part = lines[start : start + size]
+            if clean or _unescaped(b"\n".join(part)):
+                try:
+                    plain = plain_rows(list(map(loads, part)))
+                except decode_error:
+                    plain = None
+                if plain is not None:
+                    number = first + start
+                    yield RecordBlock(range(number, number + len(part)), *plain)
+                    continue
+            whole = _with_newlines(part, ended or start + size < len(lines))
+            yield _line_by_line(first + start, whole, path)
+
+
+def _line_by_line(first: int, lines: list[bytes], path: Path) -> RecordBlock:
+    """Lines (each with its newline, as the file holds it) read one by one.
 
     A line as `kvdrill export` writes it takes the fast road: orjson reads it and
     plain_values checks it. Any other line (or one the fast road turns down) is read by
     drill.json_input and checked by checked_values, whose messages name what is wrong.
     """
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    for first, lines in _line_blocks(fh, path):
-        for number, raw in enumerate(lines, start=first):
-            if _plain(raw):
-                try:
-                    record = loads(raw)
-                except decode_error:
-                    record = None
-                if type(record) is dict:
-                    values = plain_values(record)
-                    if values is not None:
-                        yield number, values
-                        continue
-            values = _slow_jsonl_line(number, raw, path)
-            if values is not None:
-                yield number, values
+    numbers: list[int] = []
+    rows: list[tuple] = []
+    for number, raw in enumerate(lines, start=first):
+        if _plain(raw):
+            try:
+                record = loads(raw)
+            except decode_error:
+                record = None
+            if type(record) is dict:
+                values = plain_values(record)
+                if values is not None:
+                    numbers.append(number)
+                    rows.append(values)
+                    continue
+        values = _slow_jsonl_line(number, raw, path)
+        if values is not None:
+            numbers.append(number)
+            rows.append(values)
+    return RecordBlock(numbers, rows, None)
 
 
 def _slow_jsonl_line(number: int, raw: bytes, path: Path) -> tuple | None:
@@ -291,14 +355,34 @@ def _csv_records(lines: Iterator[str], path: Path) -> Iterator[tuple[int, Any]]:
         raise HistoryError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
 
 
+def _csv_blocks(fh: _Readable, path: Path, size: int) -> Iterator[RecordBlock]:
+    numbers: list[int] = []
+    rows: list[tuple] = []
+    for number, record in _csv_records(_decoded_lines(fh, path), path):
+        numbers.append(number)
+        rows.append(_checked(record, number, path))
+        if len(rows) >= size:
+            yield RecordBlock(numbers, rows, None)
+            numbers, rows = [], []
+    if rows:
+        yield RecordBlock(numbers, rows, None)
+
+
+def record_blocks(
+    fh: _Readable, path: Path, fmt: str, size: int = BLOCK_RECORDS
+) -> Iterator[RecordBlock]:
+    """The records read from `fh`, a history file of format `fmt` that messages call
+    `path`, in blocks of at most `size` (a JSON Lines block: `size` lines)."""
+    if fmt == "jsonl":
+        return _jsonl_blocks(fh, path, size)
+    return _csv_blocks(fh, path, size)
+
+
 def record_values(fh: _Readable, path: Path, fmt: str) -> Iterator[tuple[int, tuple]]:
     """(line, column values in FIELDS order) of each record read from `fh`, a history
     file of format `fmt` that messages call `path`."""
-    if fmt == "jsonl":
-        yield from _jsonl_values(fh, path)
-        return
-    for number, record in _csv_records(_decoded_lines(fh, path), path):
-        yield number, _checked(record, number, path)
+    for block in record_blocks(fh, path, fmt):
+        yield from zip(block.numbers, block.rows, strict=True)
 
 
 def resolve_format(source: Source, fmt: str | None) -> str:
@@ -306,6 +390,9 @@ def resolve_format(source: Source, fmt: str | None) -> str:
     if fmt not in FORMATS:
         raise HistoryError(f"unknown history format {fmt!r}; use jsonl or csv")
     return fmt
+
+
+_FIRST = operator.itemgetter(0)
 
 
 class SeenIds:
@@ -319,11 +406,11 @@ class SeenIds:
     def __init__(self) -> None:
         self.ids, self.records, self.lines = array("q"), array("q"), array("q")
 
-    def add(self, number: int, values: tuple) -> None:
-        """One record: its line and its values in FIELDS order (the id first)."""
-        self.ids.append(hash(values[0]))
-        self.records.append(hash(values))
-        self.lines.append(number)
+    def add(self, block: RecordBlock) -> None:
+        """A block of records: their lines and their values in FIELDS order (the id first)."""
+        self.ids.extend(map(hash, map(_FIRST, block.rows)))
+        self.records.extend(map(hash, block.rows))
+        self.lines.extend(block.numbers)
 
     def repeats(self) -> tuple[int, list[tuple[int, int]]]:
         """(how many records repeat an earlier one exactly, and (first line, later line)
@@ -355,9 +442,12 @@ def _ids_at(source: Source, fmt: str, wanted: set[int]) -> dict[int, str]:
     }
 
 
-def check_repeats(source: Source, fmt: str, seen: SeenIds) -> int:
-    """How many records repeat an earlier one exactly; HistoryError for an id whose
-    records differ, naming both lines."""
+def check_repeats(source: Source, fmt: str) -> int:
+    """How many records of the file repeat an earlier one exactly; HistoryError for an id
+    whose records differ, naming both lines. Reads the file again from the start."""
+    seen = SeenIds()
+    for block in record_blocks(source.again(), source.path, fmt):
+        seen.add(block)
     identical, suspects = seen.repeats()
     if suspects:
         ids = _ids_at(source, fmt, {line for pair in suspects for line in pair})
