@@ -201,3 +201,72 @@ def test_a_new_loader_version_reads_and_validates_the_file_again(
     assert warm.source("q-cached").raw is None
     assert warm.get("q-cached").answer == "n + 2"
     assert len(entries(cache_dir)) == 2
+
+
+# --------------------------------------------------------------------------- the catalogue
+
+CATALOGUE = """\
+forgot-kv-factor:
+  name: forgot the K+V factor of 2
+  feedback: Keys and values are both cached.
+"""
+
+
+@pytest.fixture
+def fresh_catalogue_reads():
+    """Each read below goes to the cache or the file, not to this process's memory."""
+    from drill.bank import misconceptions
+
+    misconceptions._load_catalogue.cache_clear()
+    yield misconceptions
+    misconceptions._load_catalogue.cache_clear()
+
+
+def test_the_quiz_reads_the_catalogue_through_the_cache_and_sees_an_edit(
+    _isolated_home, tmp_path, fresh_catalogue_reads
+):
+    catalogue = write(tmp_path / "misconceptions.yaml", CATALOGUE)
+    load = fresh_catalogue_reads.load_misconception_catalogue
+    first = load(catalogue, cached=True)
+    assert first["forgot-kv-factor"].name == "forgot the K+V factor of 2"
+    stored = entries(deck_cache.default_cache_dir())
+    assert len(stored) == 1
+    # an edited file (another size and time) is read again, and stored anew
+    fresh_catalogue_reads._load_catalogue.cache_clear()
+    catalogue.write_text(CATALOGUE.replace("both cached.", "both kept."), encoding="utf-8")
+    edited = load(catalogue, cached=True)
+    assert edited["forgot-kv-factor"].feedback == "Keys and values are both kept."
+    assert len(entries(deck_cache.default_cache_dir())) == 2
+    fresh_catalogue_reads._load_catalogue.cache_clear()
+    assert load(catalogue, cached=True) == edited
+
+
+def test_a_cached_catalogue_read_twice_comes_from_its_entry(
+    _isolated_home, tmp_path, fresh_catalogue_reads
+):
+    catalogue = write(tmp_path / "misconceptions.yaml", CATALOGUE)
+    load = fresh_catalogue_reads.load_misconception_catalogue
+    load(catalogue, cached=True)
+    [stored] = entries(deck_cache.default_cache_dir())
+    key, name, description, infos = pickle.loads(stored.read_bytes())
+    doctored = infos[0].__class__(infos[0].id, "a name only the cache holds", "x")
+    stored.write_bytes(pickle.dumps((key, name, description, [doctored])))
+    fresh_catalogue_reads._load_catalogue.cache_clear()
+    assert load(catalogue, cached=True)["forgot-kv-factor"].name == "a name only the cache holds"
+    # a reader that does not ask for the cache reads the file itself
+    assert load(catalogue)["forgot-kv-factor"].name == "forgot the K+V factor of 2"
+
+
+def test_a_catalogue_with_a_problem_is_reported_and_never_cached(
+    _isolated_home, tmp_path, fresh_catalogue_reads
+):
+    from drill.errors import BankError
+
+    catalogue = write(tmp_path / "misconceptions.yaml", "Bad-Id:\n  name: x\n  feedback: y\n")
+    with pytest.raises(BankError, match="'Bad-Id' is not an id"):
+        fresh_catalogue_reads.load_misconception_catalogue(catalogue, cached=True)
+    assert entries(deck_cache.default_cache_dir()) == []
+    fresh_catalogue_reads.load_misconception_catalogue(
+        write(tmp_path / "other.yaml", CATALOGUE)
+    )
+    assert entries(deck_cache.default_cache_dir()) == []

@@ -7,7 +7,8 @@ the code that reads decks (so an edited schema is never served stale data).
 An entry holds the deck's name and description and each question (a
 `drill.bank.schema` dataclass) with its line. Only files without problems are
 stored: a file with problems is read from source every time, so its errors
-are always reported.
+are always reported. The misconception catalogue is kept the same way, as the
+quiz reads it (drill.bank.misconceptions), so a warm start does not load yaml.
 
 The cache is a convenience: an entry that cannot be read or written is
 ignored and the file is read from source. `kvdrill bank lint` never uses it.
@@ -27,8 +28,8 @@ from typing import Any
 
 # bump when the layout of an entry changes
 ENTRY_FORMAT = 2  # 2: the question classes moved to drill.bank.schema
-# the modules whose code decides what a validated question looks like
-_READER_MODULES = ("schema.py", "loader.py", "deck_cache.py")
+# the modules whose code decides what a validated question (or catalogue entry) looks like
+_READER_MODULES = ("schema.py", "loader.py", "deck_cache.py", "misconceptions.py")
 
 
 def default_cache_dir() -> Path:

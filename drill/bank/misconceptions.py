@@ -28,13 +28,41 @@ CATALOGUE_PATH = BANK_DIR / "misconceptions.yaml"
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*[a-z0-9]$")
 
 
-def load_misconception_catalogue(path: str | Path | None = None) -> dict[str, MisconceptionInfo]:
-    """id -> MisconceptionInfo from the catalogue file (read once per process)."""
-    return dict(_load_catalogue(str(path or CATALOGUE_PATH)))
+def load_misconception_catalogue(
+    path: str | Path | None = None, *, cached: bool = False
+) -> dict[str, MisconceptionInfo]:
+    """id -> MisconceptionInfo from the catalogue file (read once per process). `cached`:
+    through the deck cache (drill.bank.deck_cache), as the quiz reads it; lint and the
+    other readers read the file itself."""
+    return dict(_load_catalogue(str(path or CATALOGUE_PATH), cached))
+
+
+# the deck cache's name for a catalogue entry, which no deck's name (a slug) can be
+CACHE_ENTRY_NAME = "(misconception catalogue)"
 
 
 @functools.lru_cache(maxsize=8)
-def _load_catalogue(path: str) -> dict[str, MisconceptionInfo]:
+def _load_catalogue(path: str, cached: bool = False) -> dict[str, MisconceptionInfo]:
+    """The catalogue at `path`; with `cached`, from the deck cache when it holds this file as
+    it is now (its size and time, and this code's), else read and then stored there. A file
+    with problems raises before anything is stored, so its problems are always reported."""
+    if not cached:
+        return _read_catalogue(path)
+    from drill.bank import deck_cache
+
+    key = deck_cache.entry_key(Path(path))
+    cache_dir = deck_cache.default_cache_dir()
+    if key is not None:
+        entry = deck_cache.read_entry(cache_dir, key)
+        if entry is not None and entry[0] == CACHE_ENTRY_NAME:
+            return {info.id: info for info in entry[2]}
+    catalogue = _read_catalogue(path)
+    if key is not None:
+        deck_cache.write_entry(cache_dir, key, CACHE_ENTRY_NAME, None, list(catalogue.values()))
+    return catalogue
+
+
+def _read_catalogue(path: str) -> dict[str, MisconceptionInfo]:
     import yaml
 
     name = Path(path).name
@@ -64,7 +92,7 @@ def _load_catalogue(path: str) -> dict[str, MisconceptionInfo]:
 
 def catalogue_entry(misconception_id: str) -> MisconceptionInfo:
     """The built-in catalogue's entry; an unknown id gets its own words as a name."""
-    catalogue = _load_catalogue(str(CATALOGUE_PATH))
+    catalogue = _load_catalogue(str(CATALOGUE_PATH), True)
     return catalogue.get(misconception_id) or MisconceptionInfo(
         misconception_id, misconception_id.replace("-", " "), ""
     )

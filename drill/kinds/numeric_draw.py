@@ -188,7 +188,7 @@ def _default_presets() -> dict[str, Any]:
 def _default_catalogue() -> Mapping[str, Any]:
     from drill.bank.misconceptions import load_misconception_catalogue
 
-    return load_misconception_catalogue()
+    return load_misconception_catalogue(cached=True)
 
 
 def tie_losers(question: NumericQuestion, mistake: str) -> tuple[str, ...]:
