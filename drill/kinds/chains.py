@@ -255,7 +255,9 @@ def _with_unchanged_answer(
         or instance.tolerance.accepts(previous, instance.expected)
     ):
         return instance
-    catalogue = sources.catalogue if sources.catalogue is not None else load_misconception_catalogue(cached=True)
+    catalogue = sources.catalogue
+    if catalogue is None:
+        catalogue = load_misconception_catalogue(cached=True)
     info = catalogue.get(UNCHANGED_ID)
     if info is None:  # a catalogue of the bank's own without it
         return instance
