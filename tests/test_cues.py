@@ -86,3 +86,22 @@ def test_no_doubt_at_the_end_of_an_answer_denies_nothing():
 def test_a_wrong_claim_about_a_point_that_does_not_exist_is_ignored():
     result = coverage("queueing", [("p", ["queue"])], [(1, "claim", ["queue"])])
     assert (result.covered, result.wrong_claims) == ((True,), (None,))
+
+
+def test_the_compiled_stemmer_and_the_pure_python_one_agree_on_every_word_of_the_deck():
+    import re
+    from pathlib import Path
+
+    Stemmer = pytest.importorskip("Stemmer")
+    from snowballstemmer.english_stemmer import EnglishStemmer
+
+    bank = Path(cues.__file__).resolve().parents[2] / "question_bank"
+    words = sorted(
+        {w for path in bank.glob("*.yaml") for w in re.findall(r"[a-z]+", path.read_text().lower())}
+    )
+    assert len(words) > 3000
+    compiled, pure = Stemmer.Stemmer("english"), EnglishStemmer()
+    assert [w for w in words if compiled.stemWord(w) != pure.stemWord(w)] == []
+    assert [compiled.stemWord(w) for w in ("queueing", "batched", "generously")] == [
+        "queue", "batch", "generous",
+    ]  # fmt: skip

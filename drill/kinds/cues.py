@@ -173,9 +173,15 @@ def _normalise(text: str) -> str:
 
 @functools.cache
 def _stemmer():
-    from snowballstemmer.english_stemmer import EnglishStemmer
+    """Snowball's English stemmer, compiled (PyStemmer) where it is installed, else the
+    same algorithm in pure Python; the two give the same stems (tests/test_cues.py)."""
+    try:
+        import Stemmer  # PyStemmer
+    except ImportError:
+        from snowballstemmer.english_stemmer import EnglishStemmer
 
-    return EnglishStemmer()
+        return EnglishStemmer()
+    return Stemmer.Stemmer("english")
 
 
 @functools.lru_cache(maxsize=8192)
