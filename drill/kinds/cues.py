@@ -31,6 +31,12 @@ Polarity goes beyond "not": "regardless of", "independent of", "irrespective of"
 "has nothing to do with", "is irrelevant", "is unrelated" or "plays no role" is denied
 ("queueing has nothing to do with it").
 
+A cue may leave a gap, written "...": "TTFT ... between tokens" is found where its
+parts stand in order within one clause, at most GAP_REACH words apart, none of them
+negated ("TTFT is the gap between tokens", not "TTFT is not the gap between tokens",
+nor "TTFT covers the prompt, and TPOT the gap between tokens"). It lets a wrong claim
+be written once for the many ways of wording it.
+
 A cue holds its phrasings from the shared vocabulary (drill.kinds.phrasings): a cue
 that is one phrasing of a group is also found where another is ("one forward pass",
 "a single batched forward pass").
@@ -66,6 +72,10 @@ from dataclasses import dataclass
 # quality loss", "without a cache", "rather than prefill")
 NEGATION_REACH = 4
 NOUN_NEGATION_REACH = 2
+# how many words (articles and intensifiers aside) a cue's gap ("...") may span
+GAP_REACH = 6
+# the gap of a cue, as a word of its own: "..." (and NFKC's reading of "…")
+GAP = "..."
 
 _VERB_NEGATORS = frozenset({"not", "never", "nor", "neither"})
 _NOUN_NEGATORS = frozenset({"no", "without", "unlike"})
@@ -134,12 +144,13 @@ _SYMBOLS = "+×÷/%=−<>"
 _TOKEN = re.compile(
     r"\d+(?:,\d{3})+(?:\.\d+)?(?![\d,])"  # 8,192 or 1,234.5
     r"|\d+(?:\.\d+)?"  # 4096, 0.75
+    r"|\.\.\."  # a gap in a cue; an ellipsis in an answer, a sentence end
     r"|[^\W\d_]+(?:'[^\W\d_]+)*"  # words, with an apostrophe inside: doesn't, user's
     rf"|[{re.escape(_SYMBOLS)}]"
     r"|[,;:.!?()\[\]{}]"  # clause and bracket punctuation
 )
-_PUNCTUATION = frozenset(",;:.!?()[]{}")
-_SENTENCE_ENDS = frozenset(";:.!?")  # a cue is not read across these
+_PUNCTUATION = frozenset([*",;:.!?()[]{}", GAP])
+_SENTENCE_ENDS = frozenset([*";:.!?", GAP])  # a cue is not read across these
 # British spellings read as American ones before stemming: amortise, quantised, utilisation
 _BRITISH = re.compile(r"(?<=[a-z]{2})is(e|es|ed|ing|ation|ations)$")
 _VOWELS = frozenset("aeiouy")
@@ -226,9 +237,17 @@ def tokens(text: str) -> tuple[Token, ...]:
 
 @functools.lru_cache(maxsize=8192)
 def _cue_words(cue: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A cue's words to look for (clause marks and fillers aside): their stems, and the
-    words as read."""
-    kept = [t for t in tokens(cue) if not t.clause_end and t.word not in _FILLERS]
+    """A cue's words to look for (clause marks and fillers aside, a gap kept as GAP, never
+    first, last or twice in a row): their stems, and the words as read."""
+    kept: list[Token] = []
+    for t in tokens(cue):
+        if t.word == GAP:
+            if kept and kept[-1].word != GAP:
+                kept.append(t)
+        elif not t.clause_end and t.word not in _FILLERS:
+            kept.append(t)
+    if kept and kept[-1].word == GAP:
+        kept.pop()
     return tuple(t.stem for t in kept), tuple(t.word for t in kept)
 
 
@@ -243,9 +262,34 @@ def cue_forms(cue: str) -> tuple[tuple[str, ...], ...]:
     written as one ("kv cache" is also "kvcache"), and every phrasing the shared
     vocabulary says is the same (drill.kinds.phrasings)."""
     stems, words = _cue_words(cue)
+    if GAP in stems:
+        return _gapped_forms(stems)
     forms = list(_phrasings().get(stems, (stems,))) if stems else []
     if len(words) > 1 and all(w.isalpha() for w in words):
         forms.append((stem("".join(words)),))
+    return tuple(dict.fromkeys(forms))
+
+
+# the most forms a cue with gaps is read as (its parts' phrasings combined)
+MAX_GAPPED_FORMS = 256
+
+
+def _gapped_forms(stems: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """A cue with gaps: each part in each of its phrasings, combined in order."""
+    parts: list[tuple[str, ...]] = [()]
+    for stem_ in stems:
+        if stem_ == GAP:
+            parts.append(())
+        else:
+            parts[-1] += (stem_,)
+    forms: list[tuple[str, ...]] = [()]
+    for k, part in enumerate(parts):
+        joint = (GAP,) if k else ()
+        forms = [
+            form + joint + phrasing
+            for form in forms
+            for phrasing in _phrasings().get(part, (part,))
+        ][:MAX_GAPPED_FORMS]
     return tuple(dict.fromkeys(forms))
 
 
@@ -382,6 +426,8 @@ class Answer:
     def _form_spans(self, wanted: tuple[str, ...]) -> list[tuple[int, int]]:
         """Every place the stems `wanted` stand in a row, within one sentence, and not
         negated."""
+        if GAP in wanted:
+            return self._gapped_spans(wanted)
         starts = self._starts.get(wanted[0])
         if starts is None:
             return []
@@ -395,6 +441,26 @@ class Answer:
                     continue
                 found.append((start, end))
         return found
+
+    def _gapped_spans(self, wanted: tuple[str, ...]) -> list[tuple[int, int]]:
+        """Every place a form with gaps stands: its parts in order, each not negated,
+        within one clause, each at most GAP_REACH words after the one before."""
+        cut = wanted.index(GAP)
+        found = []
+        for start, end in self._form_spans(wanted[:cut]):
+            for next_start, next_end in self._form_spans(wanted[cut + 1 :]):
+                if next_start > end and self._within_reach(end, next_start):
+                    found.append((start, next_end))
+                    break
+        return found
+
+    def _within_reach(self, end: int, start: int) -> bool:
+        """Whether tokens[start] stands in the clause of tokens[end], at most GAP_REACH
+        words (fillers aside) after it."""
+        between = self.tokens[end + 1 : start]
+        return not any(t.clause_end for t in between) and (
+            sum(t.word not in _FILLERS for t in between) <= GAP_REACH
+        )
 
     def _punctuated(self, start: int, end: int) -> bool:
         """Whether a sentence ends inside tokens[start..end] (a comma may stand in a cue:
