@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 
 # (name, script, extra arguments): what `make bench` measures, in this order
 BENCHMARKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("startup warm", "startup.py", ()),
+    ("startup warm", "startup.py", ("--warm",)),
     ("startup cold", "startup.py", ("--cold",)),
     ("quiz at scale", "quiz_scale.py", ()),
     ("stats and export", "stats_export.py", ()),

@@ -8,14 +8,14 @@
 (c) cold: the same with no deck cache (a first start: the deck's YAML is read and
     validated, and the cache written).
 
-Rounds alternate a, b, c, after one warm-up run of each (which also writes the bytecode
-caches, as any installed copy has them; the children run with bytecode writing on even
-when this shell sets PYTHONDONTWRITEBYTECODE). Printed: median wall time, median CPU time
+Rounds alternate a, b, c (`--warm` or `--cold`: b or c only), after one warm-up run of
+each (which also writes the bytecode caches, as any installed copy has them; the children
+run with bytecode writing on even when this shell sets PYTHONDONTWRITEBYTECODE). Printed: median wall time, median CPU time
 (user + system of the child, up to the first question for b and c), peak memory, and the
 ratios b/a and c/a. The aims: warm at most 1.3x the floor, cold at most 1.6x. CPU time is
 steadier than wall time on a busy machine.
 
-    python benchmarks/startup.py [--runs 10] [--quick] [--json]
+    python benchmarks/startup.py [--runs 10] [--warm | --cold] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -148,10 +148,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="3 runs, to check it works")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--warm", action="store_true", help="time only the start with a deck cache")
+    only.add_argument("--cold", action="store_true", help="time only the start without one")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     runs = 3 if args.quick else args.runs
-    imports, with_models, warm, cold = [], [], [], []
+    kinds = ["cold"] if args.cold else ["warm"] if args.warm else ["warm", "cold"]
+    imports: list = []
+    with_models: list = []
+    first: dict[str, list] = {kind: [] for kind in kinds}
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         time_imports(home)
@@ -159,21 +165,23 @@ def main() -> None:
         for run in range(runs):
             imports.append(time_imports(home))
             with_models.append(time_imports(home, DEPENDENCIES_WITH_MODELS))
-            warm.append(time_first_question(home, 2 * run))
-            cold.append(time_first_question(home, 2 * run + 1, cold=True))
+            for n, kind in enumerate(kinds):
+                found = time_first_question(home, 2 * run + n, cold=kind == "cold")
+                first[kind].append(found)
     rows = {
         "dependency imports": imports,
         "  + pydantic models": with_models,
-        "first question, warm": warm,
-        "first question, cold": cold,
+        **{f"first question, {kind}": found for kind, found in first.items()},
     }
     floor_name = "python importing click, pydantic, yaml, sqlite_utils and fsrs"
+    words = {
+        "warm": ("time to the first quiz question, deck cache built", WARM_LIMIT),
+        "cold": ("time to the first quiz question, first start (no deck cache)", COLD_LIMIT),
+    }
     targets = [
-        ratio_target("time to the first quiz question, deck cache built", warm, imports,
-                     floor_name, WARM_LIMIT),
-        ratio_target("time to the first quiz question, first start (no deck cache)", cold,
-                     imports, floor_name, COLD_LIMIT),
-    ]  # fmt: skip
+        ratio_target(words[kind][0], found, imports, floor_name, words[kind][1])
+        for kind, found in first.items()
+    ]
     if args.json:
         medians = {
             name.strip(" +").replace(" ", "_").replace(",", ""): {
