@@ -3,8 +3,8 @@
 Builds such a database (executemany in one transaction), then times
 - `collect_stats` in-process and `kvdrill stats --json` as a subprocess,
 - choosing a quiz session: the SQL shape "due <= now ordered by state then due,
-  limit N", and the quiz's own planning (load the cards, count today's new
-  cards, plan the due and new items),
+  limit N", and the quiz's own planning (its questions' due cards, limited in
+  SQL, the questions never seen, today's new cards; then the plan),
 - `export` of every review as JSON Lines and CSV, and `import` of the JSON Lines
   file into a fresh database (merge, then the replay of every review).
 
@@ -172,13 +172,17 @@ def run(cards: int, reviews: int, workdir: Path) -> dict[str, float]:
 
     figures["due_sql_s"], _ = timed(due_sql, repeat=5)
 
-    from drill.storage.reviews import load_cards, new_cards_since
+    from drill.storage.reviews import new_cards_since
+    from drill.storage.session_cards import due_cards, without_card
     from drill.study.plan import plan_review
 
-    def plan():
-        loaded = load_cards(db)
+    ids = [q.id for q in questions]
+
+    def plan():  # the quiz's reads: its questions' due cards, limited, and the unseen ones
+        due = due_cards(db, ids, iso(NOW), 20)
         new_today = new_cards_since(db, iso(NOW.replace(hour=0, minute=0)))
-        return plan_review(questions, loaded, NOW, new_today=new_today, new_limit=10, max_items=20)
+        return plan_review(questions, due, NOW, new_today=new_today, new_limit=10,
+                           max_items=20, unseen=without_card(db, ids))  # fmt: skip
 
     figures["quiz_plan_s"], _ = timed(plan)
     today = iso(NOW.replace(hour=0, minute=0))
