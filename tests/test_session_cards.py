@@ -168,3 +168,41 @@ def test_cram_reads_the_whole_rows_and_the_record_of_the_bank_only(db):
         "b-due-tie": Performance(1, 1), "z-overdue": Performance(2, 1),
     }  # fmt: skip
     assert performance_by_question(db)["other-overdue"] == Performance(1, 1)
+
+
+def test_cards_of_questions_outside_the_bank_change_nothing_in_a_quiz(tmp_path):
+    """End to end: the same session, word for word, with or without 2,000 cards of another
+    deck (due, in learning, buried) in the database."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from drill.cli import cli
+
+    bank = Path(__file__).parent / "banks_quiz"
+    outputs = []
+    for name, others in (("plain.db", 0), ("crowded.db", 2000)):
+        path = tmp_path / name
+        database = open_db(path, now=T0)
+        database.conn.executemany(
+            "insert into cards (question_id, state, step, stability, difficulty, due, reps,"
+            " lapses, buried_until) values (?, ?, 0, 3.0, 5.0, ?, 1, 0, ?)",
+            [
+                (f"other-deck-{n}", (LEARNING, REVIEW)[n % 2], iso(T0 - (n % 7 - 3) * DAY),
+                 iso(T0 + DAY) if n % 11 == 0 else None)
+                for n in range(others)
+            ],
+        )  # fmt: skip
+        database.conn.close()
+        args = ["quiz", "--db", str(path), "--bank", str(bank), "--topic", "quiz-fixture",
+                "--now", iso(T0), "--no-fuzz", "--seed", "1", "--max", "2"]  # fmt: skip
+        result = CliRunner().invoke(cli, args, input="2 MiB\n\ns\n")
+        assert result.exit_code == 0, result.output
+        outputs.append(result.output)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].splitlines()[0].startswith("2 questions: 0 due, 2 new.")
+    assert outputs[0].splitlines()[-3:] == [
+        "1 answered: 1 right, 0 wrong, 1 skipped; 0 s.",
+        "Next due: in 8 days.",
+        "New questions left for today: 2.",
+    ]
