@@ -171,12 +171,12 @@ CONCEPTS = [
      "Naive attention is bandwidth bound: it writes the N^2 score matrix to HBM and reads it "
      "back. FlashAttention computes it in tiles kept in SRAM with a running max and sum, so the "
      "big matrix never leaves the chip. Output is exact and memory grows linearly.",
-     [1, 2, 3, 4], []),
+     [1, 2, 3], []),
     ("flash-attention-io-aware",
      "It is faster because it uses fewer FLOPs, by approximating attention with a sparse pattern.",
-     [], [1, 4]),
+     [], [1, 3]),
     ("flash-decoding-why",
-     "Decode at batch 1 is compute bound, so it just needs faster tensor cores.", [], [2]),
+     "Decode at batch 1 is compute bound, so it just needs faster tensor cores.", [], [1]),
     ("cuda-graphs-why-decode",
      "Decode kernels at batch 1 take a few microseconds, less than the CPU needs to launch each, "
      "so the GPU idles. A graph records all kernels once and replays them with a single launch. "
@@ -191,7 +191,7 @@ CONCEPTS = [
      "addition is not associative and the kernels reduce in an order that depends on the batch "
      "size, i.e. on the other requests. A near tie flips and the text diverges. Batch-invariant "
      "kernels with a fixed reduction order fix it at some throughput cost.",
-     [1, 2, 3, 4], []),
+     [1, 2, 3], []),
     ("temperature-zero-nondeterminism",
      "Temperature 0 still samples randomly because the random seed is not fixed.", [], [1]),
     ("constrained-decoding-tokenizer",

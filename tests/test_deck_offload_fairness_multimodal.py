@@ -272,11 +272,11 @@ CONCEPT_ANSWERS = [
      " output tokens weighted more, divide by its weight, and always pick the tenant with the"
      " lowest counter that has work queued. When a tenant that was idle comes back its counter"
      " is lifted to the minimum of the waiting ones so it cannot bank credit.",
-     [1, 2, 3, 4], [], 3),
+     [1, 2, 3], [], 3),
     ("vtc-fairness",
      "Give every tenant the same number of requests per second; an idle tenant accumulates"
      " credit to spend later.",
-     [], [1, 4], None),
+     [], [1, 3], None),
     # naming FCFS is not enough when the answer calls it fair
     ("vtc-fairness", "FCFS is fair enough for tenants.", [], [1], 1),
     ("attention-sinks-streaming",
@@ -284,25 +284,25 @@ CONCEPT_ANSWERS = [
      " a sliding window evicts them perplexity explodes. StreamingLLM keeps 4 sink tokens plus a"
      " rolling window of recent tokens so memory is constant. It gives infinite context: the"
      " model remembers everything in the stream.",
-     [1, 2, 3], [4], 1),
+     [1, 2], [3], 1),
     ("prefix-routing-vs-load",
      "Sending a request to the replica with the longest prefix match skips that prefill and"
      " lowers TTFT. But a hot system prompt overloads its owner while other replicas idle, and"
      " the queueing delay can outweigh the saving, so real routers score replicas by match"
      " length against queue length and fall back to the least loaded one.",
-     [1, 2, 3, 4], [], 3),
+     [1, 2, 3], [], 3),
     # "fewer requests run" for one policy and "packs more in" for the other are both right
     ("admission-kv-reservation",
      "Reserving max_tokens up front means a request is never preempted, but most replies stop"
      " early so those blocks sit empty and fewer requests run. Admitting on the prompt alone"
      " packs more in, but the pool can run out as they grow, forcing preemption and recompute"
      " of a victim. vLLM admits optimistically with a watermark.",
-     [1, 2, 3, 4], [], 3),
+     [1, 2, 3], [], 3),
     ("encoder-disaggregation",
      "The vision encoder is disaggregated onto dedicated GPUs because its compute-bound work per"
      " image would stall other requests' decode steps. It sends the image features (one vector"
      " per token) to the LLM, far less than the KV cache. Repeated images hit an encoder cache.",
-     [1, 2, 3, 4], [], 3),
+     [1, 2, 3], [], 3),
     # a KV cache in the answer is not the encoder's cache of point 4
     ("encoder-disaggregation",
      "You must send the KV cache for every layer of the image tokens to the LLM workers.",

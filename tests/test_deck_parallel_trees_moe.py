@@ -212,7 +212,7 @@ CONCEPT_ANSWERS = [
         "Every layer needs two all-reduces that block the next op, and across nodes the "
         "InfiniBand link is an order of magnitude slower than NVLink, so at decode the "
         "communication dominates. Pipeline stages only hand off activations point to point.",
-        [1, 2, 3, 4],
+        [1, 2, 3],
         [],
     ),
     (
@@ -235,7 +235,7 @@ CONCEPT_ANSWERS = [
         "It makes redundant copies of the hottest experts and packs them onto GPUs using "
         "measured load statistics, re-planning periodically; routing is unchanged, the "
         "copies cost extra memory.",
-        [1, 2, 3, 4],
+        [1, 2, 3],
         [],
     ),
 ]

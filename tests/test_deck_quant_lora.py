@@ -208,11 +208,11 @@ CONCEPT_ANSWERS = [
      " mixed precision and no backprop. GPTQ goes one column at a time and updates the"
      " remaining unquantized weights to compensate the error, using the inverse Hessian from"
      " calibration data.",
-     [1, 2, 3, 4], [], 3),
+     [1, 2], [], 3),
     ("wq-awq-vs-gptq",
      "AWQ keeps the largest weights in FP16. GPTQ fine-tunes the model with gradients after"
      " quantizing.",
-     [], [1, 4], 1),
+     [], [1, 2], 1),
     ("wq-helps-decode-not-prefill",
      "INT4 weights need 4 times fewer flops, so everything gets faster, prefill too.",
      [], [2], 1),
@@ -221,13 +221,13 @@ CONCEPT_ANSWERS = [
      " would need a full copy per adapter, so keep them separate: one shared base serves many"
      " small adapters and one batch can mix different adapters, at the price of extra low-rank"
      " compute with SGMV kernels, and you can hot swap adapters.",
-     [1, 2, 3, 4], [], 3),
+     [1, 2, 3], [], 3),
     ("cost-input-vs-output-price",
      "Prefill handles all prompt tokens in parallel and is compute bound, so many input tokens"
      " per GPU second. Decode is one token per step per sequence and memory bound, and each"
      " generating sequence holds KV cache memory for its whole reply, limiting the batch."
      " Prices follow GPU time; cached input is cheaper still.",
-     [1, 2, 3, 4], [], 3),
+     [1, 2, 3], [], 3),
 ]
 # fmt: on
 
