@@ -6,9 +6,10 @@ exported as JSON Lines. Each round imports it into a fresh, migrated, empty data
 twice, in turns (which goes first alternates):
 
 - `kvdrill import FILE --db DB`, as a user runs it;
-- benchmarks/import_floor.py FILE DB: orjson, sqlite3 and fsrs alone doing what the import
-  must (parse, insert with the same indexes and trigger dropped and rebuilt, replay with
-  bare fsrs, card rows written), no checks and nothing of kvdrill.
+- benchmarks/import_floor.py FILE DB CACHE_KIB: orjson, sqlite3 and fsrs alone doing what
+  the import must (parse, insert with the same indexes and trigger dropped and rebuilt and
+  the import's page cache, replay with bare fsrs, card rows written), no checks and
+  nothing of kvdrill.
 
 Each run's wall time, CPU time (user + system of the process and every child it waited
 for) and peak resident memory (ru_maxrss) come from wait4. This script imports nothing
@@ -48,6 +49,7 @@ from pathlib import Path
 sys.path[:0] = [{repo!r}, {benchmarks!r}]
 from scale import NOW, build
 from drill.storage.database import open_db
+from drill.storage.history_in import IMPORT_CACHE_KIB
 from drill.storage.history_out import export_history
 folder, cards, reviews, fresh = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 build(folder / "scale.db", cards, reviews)
@@ -57,6 +59,7 @@ with (folder / "history.jsonl").open("wb") as out:
 db.conn.close()
 for n in range(fresh):
     open_db(folder / f"fresh-{{n}}.db", now=NOW).conn.close()
+print(IMPORT_CACHE_KIB)
 """
 
 
@@ -105,10 +108,12 @@ def main() -> None:
         folder = Path(tmp)
         setup = _SETUP.format(repo=str(REPO), benchmarks=str(REPO / "benchmarks"))
         fresh = 2 * args.repeat
-        subprocess.run(
+        cache_kib = subprocess.run(
             [sys.executable, "-c", setup, tmp, str(args.cards), str(args.reviews), str(fresh)],
             check=True,
-        )
+            capture_output=True,
+            text=True,
+        ).stdout.split()[-1]  # the import's page cache, which the floor takes too
         history = folder / "history.jsonl"
         env = {**os.environ, "KVDRILL_HOME": str(folder / "home"), "KVDRILL_BACKUP_KEEP": "0"}
         ours: list[dict] = []
@@ -118,7 +123,7 @@ def main() -> None:
             commands = [
                 (ours, [sys.executable, "-m", "drill", "import", str(history), "--db", str(import_db)]),
                 (floor, [sys.executable, str(REPO / "benchmarks" / "import_floor.py"), str(history),
-                         str(floor_db)]),
+                         str(floor_db), cache_kib]),
             ]  # fmt: skip
             for runs, command in commands if n % 2 == 0 else commands[::-1]:
                 runs.append(run(command, {**env, "PYTHONPATH": str(REPO)}))

@@ -1,9 +1,10 @@
 """The floor of `kvdrill import`: the least one process can do to import an exported JSON
 Lines history into an empty kvdrill database, with the same libraries and none of kvdrill.
 
-    python benchmarks/import_floor.py FILE DATABASE
+    python benchmarks/import_floor.py FILE DATABASE CACHE_KIB
 
-DATABASE is an empty kvdrill database (created and migrated beforehand). This script
+DATABASE is an empty kvdrill database (created and migrated beforehand); CACHE_KIB the
+import's page cache (drill.storage.history_in.IMPORT_CACHE_KIB). This script
 imports orjson, sqlite3 and fsrs only, and leaves the database as the import does:
 
 - orjson reads each line; the record becomes the row's column values (booleans as 1/0,
@@ -31,16 +32,15 @@ from datetime import datetime, timezone
 import orjson
 from fsrs import Card, Rating, Scheduler, State
 
-CACHE_KIB = 256 * 1024  # the import's page cache (drill.storage.history_in.IMPORT_CACHE_KIB)
 FIELDS = (
     "id", "question_id", "reviewed_at", "rating", "correct", "answer", "duration_ms", "seed",
     "params", "expected", "unit", "misconception", "session_id", "cram", "ticks",
 )  # fmt: skip
 
 
-def main(path: str, database: str) -> None:
+def main(path: str, database: str, cache_kib: int) -> None:
     conn = sqlite3.connect(database, isolation_level=None)
-    conn.execute(f"pragma cache_size = -{CACHE_KIB}")
+    conn.execute(f"pragma cache_size = -{cache_kib}")
     conn.execute("begin immediate")
     indexes = conn.execute(
         "select name, sql from sqlite_master"
@@ -117,4 +117,4 @@ def main(path: str, database: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))

@@ -114,13 +114,14 @@ _fields = {
     ),
     "reviewed_at": st.sampled_from(
         ["2026-10-01T09:00:00.000000+00:00", "2026-02-30T09:00:00.000000+00:00",
-         "1969-12-31T23:59:59.000000+00:00", "2026-10-01T09:00:00+02:00", "2026-10-01 09:00"]
+         "1969-12-31T23:59:59.000000+00:00", "2026-10-01T09:00:00+02:00", "2026-10-01 09:00",
+         "9000-12-31T23:59:59.999999+00:00", "9001-01-01T00:00:00.000000+00:00",
+         "1970-01-01T00:00:00.000000+00:00", "2026-10-01T09:00:00.000000+01:00"]
     ),
     "id": st.sampled_from(
         [str(uuid.UUID(int=5)), str(uuid.UUID(int=5)).upper(), "not-a-uuid", ""]
     ),
 }  # fmt: skip
-_fields_any = st.one_of(*_fields.values())
 
 
 @settings(max_examples=400)
@@ -132,16 +133,24 @@ def test_the_fast_road_agrees_with_checked_values(record):
     assert fast == checked_values(record)
 
 
-# an exported record (every field, ticks too) with up to two fields changed, so that most
-# blocks are in export form and some are not
+# an exported record (every field, ticks too) with up to two fields changed, each to a
+# value drawn for that field or any scalar, so that most blocks are in export form and
+# some are not
+_changed_values = {
+    **{name: strategy | _scalars | st.integers(-1, 5) for name, strategy in _fields.items()},
+    "ticks": st.sampled_from(["", "2", "1" * 17, "01", None]) | _scalars,
+    "extra": st.just(1),
+}
 _near_exported = st.builds(
-    lambda n, ticks, changes: {**exported(n, ticks=ticks), **changes},
+    lambda n, ticks, changes: {**exported(n, ticks=ticks), **dict(changes)},
     st.integers(0, 50),
     st.sampled_from([None, "1", "0110"]),
-    st.dictionaries(
-        st.sampled_from([*_fields, "ticks", "extra"]), _scalars | st.integers(-1, 5), max_size=2
-    )
-    | st.dictionaries(st.sampled_from(list(_fields)), st.deferred(lambda: _fields_any), max_size=1),
+    st.lists(
+        st.sampled_from(sorted(_changed_values)).flatmap(
+            lambda name: st.tuples(st.just(name), _changed_values[name])
+        ),
+        max_size=2,
+    ),
 )
 
 
@@ -172,6 +181,63 @@ def test_the_block_road_takes_exported_records():
     assert plain_rows([*records[:4], {**records[4], "cram": None}]) is None
     assert plain_rows([*records[:4], exported(4, ticks="1", extra=1)]) is None
     assert plain_rows([*records[:4], {k: v for k, v in records[4].items() if k != "ticks"}]) is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"id": "00000000-0000-0000-0000-00000000ABCD"},
+        {"id": "00000000-0000-0000-0000-00000000abcg"},
+        {"id": "00000000-0000-0000-0000_00000000abcd"},
+        {"id": "00000000-0000-0000-0000-0000000٠abcd"},  # an Arabic-Indic zero
+        {"reviewed_at": "9001-01-01T00:00:00.000000+00:00"},
+        {"reviewed_at": "1969-12-31T23:59:59.999999+00:00"},
+        {"reviewed_at": "2026-10-01T09:00:00.000000+01:00"},
+        {"reviewed_at": "2026-10-01 09:00:00.000000+00:00"},
+        {"reviewed_at": "2026-02-30T09:00:00.000000+00:00"},
+        {"reviewed_at": "2026-10-01T09:00:00.000000Z00:00"},
+        {"question_id": ""},
+        {"rating": True},
+        {"rating": 5},
+        {"rating": 3.0},
+        {"correct": 1},
+        {"cram": None},
+        {"duration_ms": -1},
+        {"duration_ms": 2**63},
+        {"seed": 2**63},
+        {"expected": 5},
+        {"params": {"nested": {"a": 1}}},
+        {"params": {"x": 1.5}},
+        {"params": []},
+        {"ticks": ""},
+        {"ticks": "012"},
+        {"answer": "x" * 10_001},
+        {"unit": "u" * 1_001},
+        {"session_id": 7},
+        {"extra": 1},
+    ],
+)
+def test_the_block_road_turns_down_a_block_with_one_record_it_cannot_take(change):
+    records = [exported(n, ticks="1") for n in range(4)]
+    assert plain_rows(records) is not None
+    assert plain_rows([*records, {**exported(4, ticks="1"), **change}]) is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"reviewed_at": "9000-12-31T23:59:59.999999+00:00"},
+        {"reviewed_at": "1970-01-01T00:00:00.000000+00:00"},
+        {"id": "ffffffff-ffff-ffff-ffff-ffffffffffff"},
+        {"seed": -(2**63), "duration_ms": 2**63 - 1},
+        {"answer": "é" * 10_000, "unit": "u" * 1_000, "misconception": "m" * 1_000},
+        {"params": {}, "ticks": "0" * 16, "correct": None, "expected": None},
+    ],
+)
+def test_the_block_road_takes_a_record_at_the_edge_of_each_limit(change):
+    record = {**exported(4, ticks="1"), **change}
+    rows, _times = plain_rows([exported(3, ticks="1"), record])
+    assert rows[1] == checked_values(record)
 
 
 @settings(max_examples=200, deadline=None)

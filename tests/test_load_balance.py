@@ -239,6 +239,26 @@ def test_an_import_gives_the_same_due_dates_every_time(tmp_path):
     assert dues == ["2026-11-28T09:00:00.000000+00:00"] * 3
 
 
+def test_an_import_of_a_quizs_history_gives_the_cards_the_quiz_left(tmp_path):
+    # answered easy on 11-20 and again on 11-28: the quiz placed the second due date in
+    # fsrs's range (01-28 .. 02-07) on 01-29; the import's replay of the two reviews
+    # gives the same card, the same due date included
+    source = _loaded(tmp_path / "k.db", None)
+    assert _quiz_due(source) == "2027-01-29T09:00:00.000000+00:00"
+    history = tmp_path / "history.jsonl"
+    assert run("export", "--db", source, "-o", history).exit_code == 0
+    assert run("import", history, "--db", tmp_path / "imported.db").exit_code == 0
+    rows = []
+    for path in (source, tmp_path / "imported.db"):
+        db = open_db(path)
+        rows.append(db.execute("select * from cards").fetchall())
+        db.conn.close()
+    assert rows[0] == rows[1]
+    assert rows[1][0][0] == "qf-kv-bytes" and rows[1][0][5:8] == (
+        "2027-01-29T09:00:00.000000+00:00", "2026-11-28T09:00:00.000000+00:00", 2,
+    )  # fmt: skip
+
+
 def test_answers_kept_aside_are_merged_onto_the_same_days(tmp_path):
     source = kvdrill_db(tmp_path / "k.db")
     history = tmp_path / "history.jsonl"

@@ -375,37 +375,54 @@ def plain_values(record: Mapping[str, Any]) -> tuple | None:
 _EARLIEST, _LATEST = f"{EARLIEST_YEAR:04d}", f"{LATEST_YEAR:04d}"
 
 
-def _signatures() -> frozenset[tuple[type, ...]]:
-    """The types a record in export form may hold, field by field (FIELDS order): every
-    combination of each field's type and, for an optional field, null."""
-    text, nothing = (str,), (str, type(None))
-    each = {
-        "id": text, "question_id": text, "reviewed_at": text, "rating": (int,),
-        "correct": (bool, type(None)), "answer": nothing, "duration_ms": (int, type(None)),
-        "seed": (int, type(None)), "params": (dict, type(None)),
-        "expected": (float, type(None)), "unit": nothing, "misconception": nothing,
-        "session_id": nothing, "cram": (bool,), "ticks": nothing,
-    }  # fmt: skip
-    return frozenset(itertools.product(*(each[name] for name in FIELDS)))
-
-
-_SIGNATURES = _signatures()
+_NULL = type(None)
+# the types each field of a record in export form may hold, in FIELDS order
+_COLUMN_TYPES = tuple(
+    frozenset(types)
+    for types in (
+        (str,), (str,), (str,), (int,), (bool, _NULL), (str, _NULL), (int, _NULL),
+        (int, _NULL), (dict, _NULL), (float, _NULL), (str, _NULL), (str, _NULL),
+        (str, _NULL), (bool,), (str, _NULL),
+    )
+)  # fmt: skip
 _ALL_FIELDS = operator.itemgetter(*FIELDS)
-_TYPES_OF = functools.partial(map, type)
 _GIVEN = functools.partial(operator.is_not, None)
 _AS_INT = {None: None, False: 0, True: 1}.__getitem__
-# _CANONICAL_TIME with the year held to EARLIEST_YEAR .. LATEST_YEAR (1970 .. 9000)
-_PLAIN_TIME = re.compile(r"(?:19[7-9]\d|[2-8]\d{3}|9000)-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00\Z")
+# the forms an export writes ids and times in: "#" a digit (of _HEX, of _DECIMAL), any
+# other character itself
+_UUID_FORM, _HEX = "########-####-####-####-############", b"0123456789abcdef"
+_TIME_FORM, _DECIMAL = "####-##-##T##:##:##.######+00:00", b"0123456789"
+
+
+def _all_in_form(texts: Sequence[str], form: str, digits: bytes) -> bool:
+    """Whether every one of `texts` is in `form`. The texts are joined into one, and each
+    check is one scan of it in C: its length, that it is ASCII, that the form's own
+    characters are where the form puts them, that every other character is a digit."""
+    count, width = len(texts), len(form)
+    if set(map(len, texts)) != {width}:
+        return False
+    try:
+        joined = "".join(texts).encode("ascii")
+    except UnicodeEncodeError:
+        return False
+    fixed = form.encode().translate(None, b"#" + digits)
+    return joined.translate(None, digits) == fixed * count and all(
+        joined[index::width] == char.encode() * count
+        for index, char in enumerate(form)
+        if char != "#"
+    )
+
+
 _PLAIN_RATINGS = frozenset((1, 2, 3, 4))
-_PARAM_TYPES = frozenset((str, int, bool, type(None)))
+_PARAM_TYPES = frozenset((str, int, bool, _NULL))
 
 
 def plain_rows(records: list[Any]) -> tuple[list[tuple], list[datetime]] | None:
     """`plain_values` of every record of a block at once: (the column values of each,
     the time of each as a datetime), or None when any record is not in the form an
     export writes with every field present (the caller then reads the block record by
-    record). The checks run a column at a time, in C (map, zip, regular expressions):
-    an import makes them a million times.
+    record). The checks run a column at a time, in C (map, zip, scans of a column's
+    texts joined): an import makes them a million times.
 
     Meant for records parsed by orjson from lines that hold no backslash, DEL or C1
     control character: then no text holds a control character or a surrogate, which
@@ -418,14 +435,18 @@ def plain_rows(records: list[Any]) -> tuple[list[tuple], list[datetime]] | None:
         return [], []
     if set(map(len, records)) != {len(FIELDS)}:  # a field beyond FIELDS
         return None
-    if not set(map(tuple, map(_TYPES_OF, values))) <= _SIGNATURES:
-        return None
+    columns = tuple(zip(*values, strict=True))
+    for column, types in zip(columns, _COLUMN_TYPES, strict=True):
+        if not set(map(type, column)) <= types:
+            return None
     (ids, questions, moments, ratings, correct, answers, durations, seeds, params, expected,
-     units, misconceptions, sessions, cram, ticks) = zip(*values, strict=True)  # fmt: skip
+     units, misconceptions, sessions, cram, ticks) = columns  # fmt: skip
     if not (
-        all(map(_CANONICAL_UUID.match, ids))
+        _all_in_form(ids, _UUID_FORM, _HEX)
+        and _all_in_form(moments, _TIME_FORM, _DECIMAL)
+        and _EARLIEST <= min(moments)[:4]  # one form: the least text is the earliest time
+        and max(moments)[:4] <= _LATEST
         and all(questions)
-        and all(map(_PLAIN_TIME.match, moments))
         and set(ratings) <= _PLAIN_RATINGS
         and max(map(len, filter(_GIVEN, answers)), default=0) <= MAX_ANSWER_CHARS
         and all(
@@ -446,18 +467,18 @@ def plain_rows(records: list[Any]) -> tuple[list[tuple], list[datetime]] | None:
     ):
         return None
     given_params = list(filter(_GIVEN, params))
-    if (
-        given_params
-        and not set(map(type, itertools.chain.from_iterable(map(dict.values, given_params))))
-        <= _PARAM_TYPES
-    ):
-        return None
+    if given_params:
+        if not set(map(type, itertools.chain.from_iterable(map(dict.values, given_params)))) <= (
+            _PARAM_TYPES
+        ):
+            return None
+        # a flat object of text, integers, booleans and nulls: orjson writes it as ENCODER does
+        dumps = _orjson()
+        params = tuple(None if p is None else dumps(p).decode() for p in params)
     try:
         times = list(map(datetime.fromisoformat, moments))  # a real day and time?
     except ValueError:
         return None
-    if given_params:
-        params = tuple(None if p is None else _plain_params(p) for p in params)
     rows = list(
         zip(ids, questions, moments, ratings, map(_AS_INT, correct), answers, durations, seeds,
             params, expected, units, misconceptions, sessions, map(_AS_INT, cram), ticks,
@@ -469,21 +490,26 @@ def plain_rows(records: list[Any]) -> tuple[list[tuple], list[datetime]] | None:
 _orjson_dumps: Callable[[Any], bytes] | None = None
 
 
+def _orjson() -> Callable[[Any], bytes]:
+    """orjson.dumps, imported when first needed (only an import needs it)."""
+    global _orjson_dumps
+    if _orjson_dumps is None:
+        import orjson
+
+        _orjson_dumps = orjson.dumps
+    return _orjson_dumps
+
+
 def _plain_params(params: Any) -> str | None:
     """ENCODER's text of a flat object of text, integers, booleans and nulls (orjson writes
     those exactly as ENCODER does, ten times faster), or None for anything else."""
-    global _orjson_dumps
     if type(params) is not dict:
         return None
     for value in params.values():
         if value is not None and type(value) is not str and type(value) is not int:
             if type(value) is not bool:
                 return None
-    if _orjson_dumps is None:
-        import orjson  # only an import needs it
-
-        _orjson_dumps = orjson.dumps
-    return _orjson_dumps(params).decode()
+    return _orjson()(params).decode()
 
 
 def fields_help() -> str:
