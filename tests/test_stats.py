@@ -561,25 +561,24 @@ def test_the_stats_text_names_the_key_points_missed_most(tmp_path):
 
     path = tmp_path / "k.db"
     db = open_db(path)
-    add(db, "prefix-cache-hit-metrics", at(1), 2, ticks="100")
-    add(db, "prefix-cache-hit-metrics", at(0), 2, ticks="110")
+    add(db, "prefix-cache-hit-metrics", at(1), 2, ticks="10")
+    add(db, "prefix-cache-hit-metrics", at(0), 2, ticks="00")
     db.conn.close()
     result = CliRunner().invoke(cli, ["stats", "--db", str(path), "--now", iso(NOW)])
     assert result.exit_code == 0, result.output
     section = result.output.split("Key points missed most\n", 1)[1].split("\n\n", 1)[0]
     assert section.splitlines() == [
-        "  2 of 2  prefix-cache-hit-metrics 3. Benefit depends on tree / matching / eviction "
-        "policy.",
-        "  1 of 2  prefix-cache-hit-metrics 2. The shared prefix's prefill is skipped because its "
-        "KV is reused.",
+        "  2 of 2  prefix-cache-hit-metrics 2. The shared prefix's prefill is skipped because its "
+        "KV is reused; how often depends on the cache's matching and eviction.",
+        "  1 of 2  prefix-cache-hit-metrics 1. It lowers TTFT.",
     ]
 
 
 def test_stats_wraps_between_words_at_the_terminal_width(tmp_path):
     path = tmp_path / "k.db"
     db = open_db(path)
-    add(db, "prefix-cache-hit-metrics", at(1), 2, ticks="100")
-    add(db, "prefix-cache-hit-metrics", at(0), 2, ticks="110")
+    add(db, "prefix-cache-hit-metrics", at(1), 2, ticks="10")
+    add(db, "prefix-cache-hit-metrics", at(0), 2, ticks="00")
     db.conn.close()
     args = ["stats", "--db", str(path), "--now", iso(NOW)]
     result = CliRunner().invoke(cli, args, env={"COLUMNS": "60"})
@@ -591,10 +590,10 @@ def test_stats_wraps_between_words_at_the_terminal_width(tmp_path):
     ]
     section = result.output.split("Key points missed most\n", 1)[1].split("\n\n", 1)[0]
     assert section.splitlines() == [
-        "  2 of 2  prefix-cache-hit-metrics 3. Benefit depends on",
-        "  tree / matching / eviction policy.",
-        "  1 of 2  prefix-cache-hit-metrics 2. The shared prefix's",
-        "  prefill is skipped because its KV is reused.",
+        "  2 of 2  prefix-cache-hit-metrics 2. The shared prefix's",
+        "  prefill is skipped because its KV is reused; how often",
+        "  depends on the cache's matching and eviction.",
+        "  1 of 2  prefix-cache-hit-metrics 1. It lowers TTFT.",
     ]
     # the tables and the heatmap are kept whole; every other line fits
     assert [line for line in lines if len(line) > 60] == [
