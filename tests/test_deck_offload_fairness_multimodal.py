@@ -276,7 +276,7 @@ CONCEPT_ANSWERS = [
     ("vtc-fairness",
      "Give every tenant the same number of requests per second; an idle tenant accumulates"
      " credit to spend later.",
-     [], [1, 3], None),
+     [], [1, 3], 1),  # the points' words stand only in the clauses of its wrong claims
     # naming FCFS is not enough when the answer calls it fair
     ("vtc-fairness", "FCFS is fair enough for tenants.", [], [1], 1),
     ("attention-sinks-streaming",

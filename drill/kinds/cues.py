@@ -48,11 +48,15 @@ point, as a wrong claim does. A cue that denies something ("does not lower TTFT"
 not read the other way.
 
 A key point is covered when one of its cues is found and not negated, outside the
-words of a wrong claim read about it ("TTFT" in "TTFT is the gap between tokens" is the
-claim's), and none of its wrong claims is: a wrong claim (cues of its own, such as "speeds up prefill"
-for speculative decoding) found and not negated marks the point missed and is
-named in the verdict. A negated wrong claim ("does not speed up prefill") counts
-for nothing either way; a point that denies something lists the denial among its
+clause of a wrong claim read about it, and none of its wrong claims is: a wrong claim
+(cues of its own, such as "speeds up prefill" for speculative decoding, or the point's
+direction said the other way) found and not negated marks the point missed and is named
+in the verdict. The words of the clause that makes a wrong claim are the claim's, not
+evidence of the point said right ("TTFT" in "TTFT is the gap between tokens", "batch"
+in "it does not depend on what else is in the batch"): a point found only there is a
+wrong claim; a point also said in another clause ("TTFT drops and it speeds up decode")
+is found and contradicted at once. A negated wrong claim ("does not speed up prefill")
+counts for nothing either way; a point that denies something lists the denial among its
 cues.
 
 The stemmer is imported when the first answer is read, never on the quiz's start.
@@ -462,6 +466,17 @@ class Answer:
             sum(t.word not in _FILLERS for t in between) <= GAP_REACH
         )
 
+    def clause_around(self, start: int, end: int) -> tuple[int, int]:
+        """The first and last token positions of the clause that tokens[start..end] stand
+        in (of the clauses, where a cue runs over a comma: "TPOT, not TTFT")."""
+        low = start
+        while low > 0 and not self.tokens[low - 1].clause_end:
+            low -= 1
+        high = end
+        while high + 1 < len(self.tokens) and not self.tokens[high + 1].clause_end:
+            high += 1
+        return low, high
+
     def _punctuated(self, start: int, end: int) -> bool:
         """Whether a sentence ends inside tokens[start..end] (a comma may stand in a cue:
         "TPOT, not TTFT", "[batch, heads, ...]")."""
@@ -550,17 +565,25 @@ def coverage(
             if spans:
                 spans_of[k] = spans
     claims: list[str | None] = [None] * len(key_points)
-    # where each point's wrong claim was read: a cue of the point inside it is the claim's
-    # own word ("TTFT" in "TTFT is the gap between tokens"), not the point said right
+    # the clauses where each point's wrong claim was read: a cue of the point there is
+    # the claim's own word ("TTFT" in "TTFT is the gap between tokens"), not the point
+    # said right
     claimed: list[list[tuple[int, int]]] = [[] for _ in key_points]
     for index, claim, shown, any_of in question.claims:
         if not 0 <= index < len(claims) or any_of.isdisjoint(spans_of):
             continue
         claims[index] = claims[index] or claim
-        claimed[index] += [span for k in shown for span in spans_of.get(k, ())]
+        claimed[index] += [
+            answer.clause_around(*span) for k in shown for span in spans_of.get(k, ())
+        ]
     for i, (point, _cues) in enumerate(key_points):
-        if claims[i] is None and not question.points[i][2].isdisjoint(spans_of):
-            claims[i] = OPPOSITE + point
+        reversed_ = question.points[i][2]
+        if reversed_.isdisjoint(spans_of):
+            continue
+        claims[i] = claims[i] or OPPOSITE + point
+        claimed[i] += [
+            answer.clause_around(*span) for k in reversed_ for span in spans_of.get(k, ())
+        ]
     found = [
         not any_of.isdisjoint(spans_of)
         and any(
