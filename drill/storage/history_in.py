@@ -96,17 +96,24 @@ class _ReplayInOrder:
         rows = block.rows
         if self.replay is None or not rows:
             return
-        keys = list(zip(map(_AT, rows), map(_ID, rows), strict=True))
-        if keys[0] <= self.last or not all(map(operator.lt, keys, itertools.islice(keys, 1, None))):
-            self.replay = None  # out of order, or a repeat: the database decides
-            return
-        self.last = keys[-1]
+        moments = list(map(_AT, rows))
+        if not (moments[0] > self.last[0] and _increasing(moments)):  # ties: by id
+            keys = list(zip(moments, map(_ID, rows), strict=True))
+            if keys[0] <= self.last or not _increasing(keys):
+                self.replay = None  # out of order, or a repeat: the database decides
+                return
+        self.last = (moments[-1], rows[-1][0])
         times = block.times if block.times is not None else list(map(parse_iso, map(_AT, rows)))
         self.replay.add_all(map(_QUESTION, rows), times, map(_RATING, rows), map(_CRAM, rows))
 
     def cards(self) -> dict[str, dict] | None:
         replay, self.replay = self.replay, None
         return None if replay is None else replay.card_rows()
+
+
+def _increasing(keys: list) -> bool:
+    """Whether each of `keys` is greater than the one before it."""
+    return all(map(operator.lt, keys, itertools.islice(keys, 1, None)))
 
 
 _ID, _QUESTION, _AT, _RATING, _CRAM = (

@@ -376,11 +376,12 @@ _EARLIEST, _LATEST = f"{EARLIEST_YEAR:04d}", f"{LATEST_YEAR:04d}"
 
 
 _NULL = type(None)
-# the types each field of a record in export form may hold, in FIELDS order
+# the types each field of a record in export form may hold, in FIELDS order (None: the
+# ids and the times, which _all_in_form finds are text)
 _COLUMN_TYPES = tuple(
-    frozenset(types)
+    None if types is None else frozenset(types)
     for types in (
-        (str,), (str,), (str,), (int,), (bool, _NULL), (str, _NULL), (int, _NULL),
+        None, (str,), None, (int,), (bool, _NULL), (str, _NULL), (int, _NULL),
         (int, _NULL), (dict, _NULL), (float, _NULL), (str, _NULL), (str, _NULL),
         (str, _NULL), (bool,), (str, _NULL),
     )
@@ -399,11 +400,11 @@ def _all_in_form(texts: Sequence[str], form: str, digits: bytes) -> bool:
     check is one scan of it in C: its length, that it is ASCII, that the form's own
     characters are where the form puts them, that every other character is a digit."""
     count, width = len(texts), len(form)
-    if set(map(len, texts)) != {width}:
-        return False
     try:
+        if set(map(len, texts)) != {width}:
+            return False
         joined = "".join(texts).encode("ascii")
-    except UnicodeEncodeError:
+    except (TypeError, UnicodeEncodeError):  # TypeError: one is not text
         return False
     fixed = form.encode().translate(None, b"#" + digits)
     return joined.translate(None, digits) == fixed * count and all(
@@ -436,11 +437,12 @@ def plain_rows(records: list[Any]) -> tuple[list[tuple], list[datetime]] | None:
     if set(map(len, records)) != {len(FIELDS)}:  # a field beyond FIELDS
         return None
     columns = tuple(zip(*values, strict=True))
-    for column, types in zip(columns, _COLUMN_TYPES, strict=True):
-        if not set(map(type, column)) <= types:
-            return None
     (ids, questions, moments, ratings, correct, answers, durations, seeds, params, expected,
      units, misconceptions, sessions, cram, ticks) = columns  # fmt: skip
+    for column, types in zip(columns, _COLUMN_TYPES, strict=True):
+        if types is not None and not set(map(type, column)) <= types:
+            return None
+    # filter(None, ...) leaves out nulls and also 0, 0.0 and "", which pass these checks
     if not (
         _all_in_form(ids, _UUID_FORM, _HEX)
         and _all_in_form(moments, _TIME_FORM, _DECIMAL)
@@ -448,21 +450,16 @@ def plain_rows(records: list[Any]) -> tuple[list[tuple], list[datetime]] | None:
         and max(moments)[:4] <= _LATEST
         and all(questions)
         and set(ratings) <= _PLAIN_RATINGS
-        and max(map(len, filter(_GIVEN, answers)), default=0) <= MAX_ANSWER_CHARS
+        and max(map(len, filter(None, answers)), default=0) <= MAX_ANSWER_CHARS
         and all(
-            max(map(len, texts), default=0) <= MAX_NAME_CHARS
-            for texts in (
-                questions,
-                filter(_GIVEN, units),
-                filter(_GIVEN, misconceptions),
-                filter(_GIVEN, sessions),
-            )
-        )  # fmt: skip
-        and min(filter(_GIVEN, durations), default=0) >= 0
-        and max(filter(_GIVEN, durations), default=0) <= _INT64[1]
-        and min(filter(_GIVEN, seeds), default=0) >= _INT64[0]
-        and max(filter(_GIVEN, seeds), default=0) <= _INT64[1]
-        and all(map(math.isfinite, filter(_GIVEN, expected)))
+            max(map(len, filter(None, texts)), default=0) <= MAX_NAME_CHARS
+            for texts in (questions, units, misconceptions, sessions)
+        )
+        and min(filter(None, durations), default=0) >= 0
+        and max(filter(None, durations), default=0) <= _INT64[1]
+        and min(filter(None, seeds), default=0) >= _INT64[0]
+        and max(filter(None, seeds), default=0) <= _INT64[1]
+        and all(map(math.isfinite, filter(None, expected)))
         and all(map(_TICKS.match, filter(_GIVEN, ticks)))
     ):
         return None
