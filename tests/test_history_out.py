@@ -155,6 +155,33 @@ def test_awkward_values_by_hand(tmp_path):
     ]
 
 
+def test_plain_rows_and_cells_just_outside_plain_text_by_hand(tmp_path):
+    # the first row's text cells all start with a letter or a digit and hold no comma,
+    # quote or line break; each of the second's is just outside that: a colon (above 9,
+    # not a formula), empty text, a formula start, a comma
+    db = open_db(tmp_path / "k.db")
+    plain = dict.fromkeys(FIELDS)
+    plain.update(
+        id=str(uuid.UUID(int=2)), question_id="kv-bytes", reviewed_at=iso(T0), rating=1,
+        correct=0, answer="512 MiB", duration_ms=900, params='{"layers":32}',
+        expected=536870912.0, unit="bytes", session_id="9s", cram=1, ticks="101",
+    )  # fmt: skip
+    edge = dict.fromkeys(FIELDS)
+    edge.update(
+        id=str(uuid.UUID(int=1)), question_id="9lives", reviewed_at=iso(T0), rating=3,
+        correct=1, answer=":colon", duration_ms=1200, seed=7, params='{"a": 1}', expected=2.0,
+        unit="", misconception="@home", session_id="Zebra, striped", cram=0,
+    )  # fmt: skip
+    db["reviews"].insert_all([plain, edge])
+    assert export(db, "csv").splitlines(keepends=True)[1:] == [
+        "00000000-0000-0000-0000-000000000001,9lives,2026-10-01T09:00:00.000000+00:00,3,true,"
+        ':colon,1200,7,"{""a"":1}",2.0,\',\'@home,"Zebra, striped",false,\n',
+        "00000000-0000-0000-0000-000000000002,kv-bytes,2026-10-01T09:00:00.000000+00:00,1,"
+        'false,512 MiB,900,,"{""layers"":32}",536870912.0,bytes,,9s,true,101\n',
+    ]
+    assert export(db, "csv") == reference(db, "csv")
+
+
 @pytest.mark.parametrize(
     "expected, text",
     [

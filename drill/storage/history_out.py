@@ -30,11 +30,14 @@ canonical forms (hex, digits) and params is a quoted JSON object: none starts so
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from typing import IO, Any
 
 from drill.storage.review_record import ENCODER, FIELDS
 
 BATCH_ROWS = 20_000
+_first = itemgetter(0)
+_NEWLINE = "\n"  # inside an SQL string: the line break itself
 # a CSV cell is quoted when it holds a comma, a quote or a line break
 _CSV_SPECIAL = '*[,"\r\n]*'
 # a text cell gets a leading ' when it starts with what a spreadsheet may take for a
@@ -86,15 +89,24 @@ def _csv_text(column: str) -> str:
     )
 
 
-def _csv_sql() -> str:
-    cells = {
+def _csv_cells() -> dict[str, str]:
+    """The cells every CSV line writes the same way: booleans as true/false, `expected`
+    as Python writes it; the other columns as stored (ids, times, integers, ticks)."""
+    return {
         "correct": _bool("correct", "'true'", "'false'"),
-        # an object's JSON text holds quotes unless it is {}: no need to look
-        "params": "case when params is null or params = '{}' then params"
-        f" else '\"' || replace({_PARAMS}, '\"', '\"\"') || '\"' end",
         "expected": _EXPECTED,
         "cram": "case when cram then 'true' else 'false' end",
     }
+
+
+def _csv_exact_line() -> str:
+    """One review's CSV line, newline included, each text cell looked at as csv_text does."""
+    cells = _csv_cells()
+    # an object's JSON text holds quotes unless it is {}: no need to look
+    cells["params"] = (
+        "case when params is null or params = '{}' then params"
+        f" else '\"' || replace({_PARAMS}, '\"', '\"\"') || '\"' end"
+    )
     # integers never need quotes, and neither do the id and the time: every record is
     # checked on its way in (drill.storage.review_record), and they are stored in their canonical forms
     for name in ("id", "reviewed_at", "rating", "duration_ms", "seed", "ticks"):
@@ -113,7 +125,37 @@ def _csv_sql() -> str:
         return f"printf('{lead}{','.join(['%s'] * len(names))}{trail}', {row})"
 
     answer = f"coalesce({cells['answer']}, '')"
-    line = f"{printf(before, '', ',')} || {answer} || {printf(after, ',', '')}"
+    return f"{printf(before, '', ',')} || {answer} || {printf(after, ',', _NEWLINE)}"
+
+
+def _plain_text(column: str) -> str:
+    """True when a text cell is written as it is stored, and that is certain without a
+    closer look: null, or text (not a blob: every text sorts below every blob) that starts
+    with a letter (or any character above @) or a digit, so with nothing a spreadsheet takes
+    for a formula, and holds no comma, quote or line break."""
+    starts = f"({column} >= 'A' or ({column} >= '0' and {column} < ':')) and {column} < x''"
+    return f"({column} is null or ({starts} and not {column} glob :special))"
+
+
+def _csv_sql() -> str:
+    """Each review's CSV line, oldest first. Nearly every line has only plain text cells
+    (_plain_text) and an answer without a NUL: those are written by one printf, which quotes
+    params itself (%w doubles its quotes), with no copy of a cell and one look at each; the
+    others cell by cell (_csv_exact_line). Both give the same bytes."""
+    cells = _csv_cells()
+
+    def printf(params_quoted: bool, params: str) -> str:
+        marks = ('"%w"' if name == "params" and params_quoted else "%s" for name in FIELDS)
+        values = ", ".join(params if name == "params" else cells.get(name, name) for name in FIELDS)
+        return f"printf('{','.join(marks)}{_NEWLINE}', {values})"
+
+    plain = " and ".join(_plain_text(name) for name in CSV_TEXT_FIELDS)
+    line = (
+        f"case when {plain} and not instr(cast(answer as blob), x'00') then"
+        f" case when params is null or params = '{{}}' then {printf(False, 'params')}"
+        f" else {printf(True, _PARAMS)} end"
+        f" else {_csv_exact_line()} end"
+    )
     return f"select {line} from reviews order by reviewed_at, id"
 
 
@@ -150,9 +192,11 @@ def export_history(db: Any, out: IO[bytes], fmt: str) -> int:
         else:
             out.write(",".join(FIELDS).encode() + b"\n")
             cursor = conn.execute(_csv_sql(), {"special": _CSV_SPECIAL, "formula": _CSV_FORMULA})
+        # a CSV line ends with its newline; a JSON Lines one gets it here
+        end = b"" if fmt == "csv" else b"\n"
         while rows := cursor.fetchmany(BATCH_ROWS):
-            out.write(b"\n".join([line for (line,) in rows]))
-            out.write(b"\n")
+            out.write(end.join(map(_first, rows)))
+            out.write(end)
             count += len(rows)
     finally:
         conn.text_factory = text_factory
