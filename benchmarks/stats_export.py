@@ -1,5 +1,5 @@
-"""`kvdrill stats` and the CSV export at scale, each against a floor measured in the same run
-on the same file.
+"""`kvdrill stats` and the history export at scale, each against a floor measured in the same
+run on the same file.
 
 - stats: `kvdrill stats --json` as a whole process on the database of benchmarks/scale.py
   (10,000 cards, 1,000,000 reviews) against the floor (the same command on an empty
@@ -8,9 +8,10 @@ on the same file.
   (drill.storage.database), so every run pays the check, as the floor does. Measured
   cold, the first read after a write (each run follows a one-row write by another
   process, which leaves the file changed), and warm, a read straight after a read.
-- CSV export: `export_history` of every review into a file (the database opened, and its
+- export: `export_history` of every review into a file (the database opened, and its
   pages checked, beforehand) against the sqlite3 shell writing the same table as CSV
-  (`-csv`) as a whole process, same query and order; target <= 1.3x.
+  (`-csv`) or JSON (`-json`) as a whole process, same query and order; target <= 1.3x
+  for CSV, 1.5x for JSON Lines.
 
 Each round runs every measurement once, in turns; a figure is the median over the rounds,
 wall-clock and CPU time (a child's from its resource usage) side by side. The machine's
@@ -51,6 +52,7 @@ NOW = datetime(2026, 11, 18, 15, 0, tzinfo=timezone.utc)
 SHELL_QUERY = f"select {', '.join(FIELDS)} from reviews order by reviewed_at, id"
 STATS_LIMIT = 2.0
 EXPORT_CSV_LIMIT = 1.3
+EXPORT_JSONL_LIMIT = 1.5
 
 
 def children_cpu() -> float:
@@ -96,22 +98,24 @@ def measure(db_path: Path, folder: Path, rounds: int) -> dict[str, list[tuple[fl
         command = [sys.executable, "-m", "drill", "stats", "--json", "--db", str(path)]
         return process(command + ["--now", iso(NOW)], env=env, cwd=REPO, **quiet)
 
-    def export_ours() -> tuple[float, float]:
+    def export_ours(fmt: str) -> tuple[float, float]:
         """The export's own work: the database opened (and its pages checked) beforehand."""
         db = open_db(db_path, write=False, now=NOW)
         try:
-            with (folder / "ours.csv").open("wb") as out:
-                return in_process(lambda: export_history(db, out, "csv"))
+            with (folder / f"ours.{fmt}").open("wb") as out:
+                return in_process(lambda: export_history(db, out, fmt))
         finally:
             db.conn.close()
 
-    def export_shell() -> tuple[float, float]:
-        with (folder / "shell.csv").open("wb") as out:
-            return process(["sqlite3", "-csv", str(db_path), SHELL_QUERY], stdout=out)
+    def export_shell(fmt: str) -> tuple[float, float]:
+        flag = "-csv" if fmt == "csv" else "-json"
+        with (folder / f"shell.{fmt}").open("wb") as out:
+            return process(["sqlite3", flag, str(db_path), SHELL_QUERY], stdout=out)
 
     runs: dict[str, list[tuple[float, float]]] = {
         name: []
-        for name in ("stats_cold", "stats_warm", "stats_empty", "quick_check", "csv", "csv_shell")
+        for name in ("stats_cold", "stats_warm", "stats_empty", "quick_check", "csv", "csv_shell",
+                     "jsonl", "jsonl_shell")
     }
     for _ in range(rounds):
         touch(db_path)
@@ -121,8 +125,9 @@ def measure(db_path: Path, folder: Path, rounds: int) -> dict[str, list[tuple[fl
         runs["quick_check"].append(
             process(["sqlite3", str(db_path), "PRAGMA quick_check"], **quiet)
         )
-        runs["csv"].append(export_ours())
-        runs["csv_shell"].append(export_shell())
+        for fmt in ("csv", "jsonl"):
+            runs[fmt].append(export_ours(fmt))
+            runs[f"{fmt}_shell"].append(export_shell(fmt))
     # the shell writes booleans and quotes its own way: the rows must match in number
     ours = (folder / "ours.csv").read_bytes().count(b"\n")
     shell = (folder / "shell.csv").read_bytes().count(b"\n")
@@ -162,6 +167,8 @@ def targets_of(runs: dict[str, list[tuple[float, float]]]) -> list[dict[str, obj
                ("stats_empty", "quick_check"), stats_floor, STATS_LIMIT),
         target("export CSV", "csv", ("csv_shell",), "sqlite3 shell -csv, same query",
                EXPORT_CSV_LIMIT),
+        target("export JSON Lines", "jsonl", ("jsonl_shell",), "sqlite3 shell -json, same query",
+               EXPORT_JSONL_LIMIT),
     ]  # fmt: skip
 
 
