@@ -82,17 +82,17 @@ def detect_format(path: Path, head: bytes | None = None) -> str:
 class Source:
     """A history file, opened once and read once from the start.
 
-    Its first bytes are read ahead (to tell the format, and for a stream whether it is
-    big) and handed out again in front of the rest. A file that is not a regular file (a
+    Its first bytes are read ahead (to tell the format) and handed out again in front
+    of the rest. A file that is not a regular file (a
     pipe, a FIFO, /dev/stdin, a process substitution) cannot be read a second time:
     what is read of it is copied, as it is read, into an anonymous temporary file in the
     temporary folder, so the copy never holds more than the import has read. `again()`
-    reads from the start once more (an error for an id twice in the file names the ids
-    of both lines): the regular file itself, or that copy. Every message names `path`,
+    reads from the start once more (to tell an id repeated with the same record from one
+    repeated with another, and name both lines): the regular file itself, or that copy. Every message names `path`,
     the path the user gave.
     """
 
-    def __init__(self, path: Path, ahead: int = DETECT_BYTES) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
         try:
             self.fh = path.open("rb")
@@ -102,9 +102,7 @@ class Source:
             info = os.fstat(self.fh.fileno())
             self.regular = stat.S_ISREG(info.st_mode)
             self.copy: IO[bytes] | None = None if self.regular else self._temporary()
-            # a regular file's size is known; a stream is as big as what is read ahead
-            self.head = self._read(DETECT_BYTES if self.regular else max(ahead, DETECT_BYTES))
-            self.size = info.st_size if self.regular else len(self.head)
+            self.head = self._read(DETECT_BYTES)
         except BaseException:
             self.close()
             raise
