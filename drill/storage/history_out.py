@@ -45,10 +45,11 @@ _CSV_SPECIAL = '*[,"\r\n]*'
 FORMULA_STARTS = "=+-@\t\r'\x00"
 _CSV_FORMULA = "[=+@'\t\r-]*"
 CSV_TEXT_FIELDS = ("question_id", "answer", "unit", "misconception", "session_id")
-# what json.dumps (its default separators, ASCII escapes) leaves in text, never ENCODER
+# what json.dumps (its default separators, ASCII escapes) leaves in text, never ENCODER;
+# canonical text seldom holds a space at all, so most rows are settled by two looks
 _PARAMS = (
-    "case when instr(params, ', ') or instr(params, ': ') or instr(params, '\\u')"
-    " then canonical_params(params) else params end"
+    "case when (instr(params, ' ') and (instr(params, ', ') or instr(params, ': ')))"
+    " or instr(params, '\\u') then canonical_params(params) else params end"
 )
 # a whole number below 1e15 (most answers: bytes, counts) is written by SQLite as Python
 # writes it ("536870912.0"), without a call into Python; zero goes to Python for its sign
