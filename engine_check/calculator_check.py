@@ -69,10 +69,11 @@ def device_of(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> GpuSpec:
 
 
 def calculator_check(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> dict[str, Any]:
-    """{mfu, mbu, run_mfu, run_mbu, efficiency_source, flops_ratio, bytes_ratio,
-    points: [{kind, label, prompt_len | context_len + batch, predicted_ms, bound,
-    measured_ms, error_pct, calibration}], ttft_mean_abs_error_pct,
-    tpot_mean_abs_error_pct, ttft_target_pct, tpot_target_pct, notes: [str]}"""
+    """{mfu, mbu, decode_mfu, batch_mbu, run_mfu, run_mbu, efficiency_source,
+    flops_ratio, bytes_ratio, points: [{kind, label, prompt_len | context_len + batch,
+    predicted_ms, compute_ms, memory_ms, bound, measured_ms, error_pct, calibration}],
+    ttft_mean_abs_error_pct, tpot_mean_abs_error_pct, ttft_held_out_error_pct,
+    tpot_held_out_error_pct, ttft_target_pct, tpot_target_pct, notes: [str]}"""
     shape, device = model_shape(result), device_of(result, peaks)
     prefill = sorted(result["prefill"], key=lambda r: r["prompt_len"])
     decode = sorted(result["decode"], key=lambda r: r["context_len"])

@@ -27,11 +27,14 @@ database stores it. Top-level keys (schema 3):
     recompute [{position, cached_ms, recompute_ms, ...}]
     kv       {measured_bytes, formula_bytes, allocator_delta_bytes, shape, ...}
     claims   {name: {holds, verdict ("holds" | "does not hold" | "unsure"), text}}
-    calculator  {mfu, mbu, run_mfu, run_mbu, efficiency_source, flops_ratio,
-              bytes_ratio, points: [{kind ("ttft" | "tpot"), label, prompt_len |
-              context_len + batch, predicted_ms, bound, measured_ms, error_pct,
-              calibration}], ttft_mean_abs_error_pct, tpot_mean_abs_error_pct,
-              ttft_target_pct, tpot_target_pct, notes: [str]}: the calculator's
+    calculator  {mfu, mbu, decode_mfu, batch_mbu, run_mfu, run_mbu,
+              efficiency_source, flops_ratio, bytes_ratio, points: [{kind ("ttft" |
+              "tpot"), label, prompt_len | context_len + batch, predicted_ms,
+              compute_ms, memory_ms, bound, measured_ms, error_pct, calibration}],
+              ttft_mean_abs_error_pct, tpot_mean_abs_error_pct,
+              ttft_held_out_error_pct, tpot_held_out_error_pct (over the points
+              not marked calibration), ttft_target_pct, tpot_target_pct,
+              notes: [str]}: the calculator's
               TTFT and TPOT (`kv --latency`) at every point
               (engine_check.calculator_check); a run stored without it gets it when shown
 

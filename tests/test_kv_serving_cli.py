@@ -123,6 +123,9 @@ def test_a_decode_step_of_several_sequences_takes_the_runs_batch_efficiencies(tm
     latency = json.loads(given)["serving"]["latency"]
     # a given MBU stands for a batch's too; the decode MFU still comes from the run
     assert (latency["batch_mbu"], round(latency["decode_mfu"], 6)) == (None, 0.3)
+    assert latency["efficiency_source"].startswith(
+        "--mbu (for a decode step of any batch too), the other from your engine run 1 of "
+    )
 
 
 def test_a_stored_cpu_run_is_not_applied_to_an_h100(tmp_path):

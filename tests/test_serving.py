@@ -192,6 +192,13 @@ def test_a_decode_steps_own_efficiencies_come_from_the_batch_sweep():
     assert efficiencies_from_run({**cpu_run, "batch_ridge": None}).decode_mfu is None
     bare = efficiencies_from_run({**cpu_run, "batch": []})
     assert (bare.batch_mbu, bare.decode_mfu, bare.for_decode(8)) == (None, None, (0.7, 0.6))
+    # an older run's sweep without the rates: its MFU and MBU still count
+    older = efficiencies_from_run({**cpu_run, "batch": [{"batch": 2}, {"batch": 32}]})
+    assert (older.mfu, older.mbu, older.batch_mbu, older.decode_mfu) == (0.7, 0.6, None, None)
+    assert older.source == (
+        "your engine run on Example CPU: prefill of 512 tokens and decode at context 128, "
+        "against the peaks it measured"
+    )
 
 
 def test_a_decode_step_is_timed_at_its_own_efficiencies():
@@ -204,6 +211,12 @@ def test_a_decode_step_is_timed_at_its_own_efficiencies():
     # its FLOPs at the decode MFU, 98.9 TFLOP/s
     step = tpot(LLAMA, H100, m, 2, eff)
     assert step.compute_s == step.flops / 98.9e12
+    # a batch measured reading faster than one sequence is held to one sequence's rate,
+    # so TPOT still grows with the batch and the SLO's search holds
+    faster = Efficiencies(0.5, 0.5, "x", batch_mbu=0.8)
+    assert faster.for_decode(2) == (0.5, 0.5)
+    one, two = (tpot(LLAMA, H100, m, b, faster).seconds for b in (1, 2))
+    assert two > one
     with pytest.raises(ConfigError) as refused:
         Efficiencies(0.5, 0.5, "x", decode_mfu=0.0)
     assert str(refused.value) == "decode MFU must be above 0 and at most 1, got 0.0"

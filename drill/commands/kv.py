@@ -127,7 +127,8 @@ def kv(
       weight_bytes_per_gpu, kv_heads_per_gpu (null for MLA), kv_replicas,
       kv_bytes_per_token_per_gpu, kv_bytes_per_sequence_per_gpu,
       usable_bytes_per_gpu, kv_budget_bytes_per_gpu, max_sequences, and with
-      --latency latency {mfu, mbu, efficiency_source, prompt_len, ttft_s,
+      --latency latency {mfu, mbu, decode_mfu, batch_mbu (null when no run
+      measured them), efficiency_source, prompt_len, ttft_s,
       ttft_bound, batch, tpot_s, tpot_bound, tokens_per_s, slo_tpot_s, slo_batch,
       slo_limited_by}; times in seconds, a bound is "compute" or "memory".
     """

@@ -374,7 +374,8 @@ def serving_estimate(
             eff = serving.Efficiencies(
                 eff.mfu if mfu is None else mfu,
                 eff.mbu if mbu is None else mbu,
-                f"{'--mfu' if mfu is not None else '--mbu'}, the other from {eff.source}",
+                f"{'--mfu' if mfu is not None else '--mbu'} (for a decode step of any batch "
+                f"too), the other from {eff.source}",
                 decode_mfu=eff.decode_mfu if mfu is None else None,
                 batch_mbu=eff.batch_mbu if mbu is None else None,
             )

@@ -70,9 +70,11 @@ class Efficiencies:
                 raise ConfigError(f"{label} must be above 0 and at most 1, got {value}")
 
     def for_decode(self, batch: int) -> tuple[float, float]:
-        """(MFU, MBU) of a decode step of `batch` sequences."""
+        """(MFU, MBU) of a decode step of `batch` sequences. A batch never reads the
+        weights faster than one sequence does here, so TPOT grows with the batch (which
+        the SLO's search needs) even where a run measured its batch faster."""
         mfu = self.mfu if self.decode_mfu is None else self.decode_mfu
-        mbu = self.mbu if batch <= 1 or self.batch_mbu is None else self.batch_mbu
+        mbu = self.mbu if batch <= 1 or self.batch_mbu is None else min(self.mbu, self.batch_mbu)
         return mfu, mbu
 
 
@@ -121,12 +123,15 @@ def efficiencies_from_run(run: Mapping[str, Any] | None, run_id: int | None = No
                 return float(row["mbu"])
 
         mfu, mbu = flops_share(prefill), bytes_share(decode)
-        small, large = decode_points(run.get("batch") or [], run.get("batch_ridge"))
-        decode_mfu = None if large is None else min(1.0, flops_share(large))
-        batch_mbu = None if small is None else min(1.0, bytes_share(small))
         device = run["device_name"]
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return DEFAULTS
+    try:  # a sweep stored without a rate (an older run) still leaves MFU and MBU
+        small, large = decode_points(run.get("batch") or [], run.get("batch_ridge"))
+        decode_mfu = None if large is None else min(1.0, flops_share(large))
+        batch_mbu = None if small is None else min(1.0, bytes_share(small))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        small = large = decode_mfu = batch_mbu = None
     number = "" if run_id is None else f" {run_id}"
     batches = [
         f"{what} at batch {row['batch']}"
