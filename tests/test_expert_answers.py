@@ -74,15 +74,18 @@ def test_the_held_out_set_is_what_it_says_it_is():
     assert Counter(a["rating"] for a in HELD_OUT) == {3: 78, 2: 54, 1: 88}
 
 
-def test_the_graders_suggestions_on_the_held_out_set():
-    """The set nobody tuned the cues against, pinned like the first (two wrong answers are
-    suggested Good there: a finding, kept visible)."""
-    from concept_agreement import SETS
+def test_guard_rails_on_the_held_out_set():
+    """The set nobody tuned the cues against is not pinned answer by answer (a pin watched
+    while tuning would stop it being held out): only guard rails, at the figures it gave
+    when it was first measured against this grader (agreement 72.5 % of 138 rated,
+    abstaining on 37.3 %, two wrong answers suggested Good). benchmarks/concept_agreement.py
+    --set heldout prints its figures."""
+    from concept_agreement import SETS, figures
     from concept_agreement import graded as grade_the_set
 
-    confusion = Counter((r["rating"], r["suggested"]) for r in grade_the_set(SETS["heldout"]))
-    assert dict(confusion) == {
-        (1, 1): 15, (1, 2): 8, (1, 3): 2, (1, None): 63,
-        (2, 1): 5, (2, 2): 23, (2, 3): 11, (2, None): 15,
-        (3, 2): 12, (3, 3): 62, (3, None): 4,
-    }  # fmt: skip
+    rows = grade_the_set(SETS["heldout"])
+    found = figures(rows)
+    assert found["right_suggested_again"] == 0
+    assert sum(1 for r in rows if r["rating"] == 1 and r["suggested"] == 3) <= 2
+    assert found["agreement"] >= 0.70
+    assert found["abstain"] <= 0.40
