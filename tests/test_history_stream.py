@@ -281,3 +281,20 @@ def test_a_large_pipe_into_an_empty_database_is_read_ahead_and_imported_whole(tm
         "Imported 1000 new reviews from /dev/stdin (0 already present); rebuilt 3 cards.\n"
     )
     assert count(db) == 1_000
+
+
+def test_a_file_that_changes_before_its_second_reading_is_refused(tmp_path):
+    from drill.storage.history_read import Source
+
+    path = tmp_path / "h.jsonl"
+    path.write_text('{"a": 1}\n', encoding="utf-8")
+    with Source(path) as source:
+        assert source.again().read() == b'{"a": 1}\n'  # unchanged: read again as it was
+        with path.open("a", encoding="utf-8") as more:
+            more.write('{"a": 2}\n')
+        with pytest.raises(HistoryError) as refused:
+            source.again()
+    assert str(refused.value) == (
+        f"{path} changed while it was being imported; nothing was imported, import it "
+        "again once nothing writes to it"
+    )

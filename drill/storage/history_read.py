@@ -101,6 +101,7 @@ class Source:
         try:
             info = os.fstat(self.fh.fileno())
             self.regular = stat.S_ISREG(info.st_mode)
+            self._stamp = (info.st_size, info.st_mtime_ns)
             self.copy: IO[bytes] | None = None if self.regular else self._temporary()
             self.head = self._read(DETECT_BYTES)
         except BaseException:
@@ -139,9 +140,17 @@ class Source:
         return self._read(size)
 
     def again(self) -> IO[bytes]:
-        """The file's bytes from the start, once more."""
+        """The file's bytes from the start, once more: HistoryError when a regular file
+        changed since it was opened (its second reading would not be its first)."""
         again = self.fh if self.copy is None else self.copy
         try:
+            if self.copy is None:
+                info = os.fstat(again.fileno())
+                if (info.st_size, info.st_mtime_ns) != self._stamp:
+                    raise HistoryError(
+                        f"{self.path} changed while it was being imported; nothing was "
+                        "imported, import it again once nothing writes to it"
+                    )
             again.seek(0)
         except OSError as exc:
             raise HistoryError(f"cannot read {self.path} again: {exc.strerror}") from None
