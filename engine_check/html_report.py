@@ -126,7 +126,8 @@ def calculator_section(result: Mapping[str, Any]) -> str:
         f"<td>{format_quantity(p['predicted_ms'] / 1e3, 'seconds')}</td>"
         f'<td class="text">{_esc(p["bound"])}</td>'
         f"<td>{format_quantity(p['measured_ms'] / 1e3, 'seconds')}</td>"
-        f"<td>{'-' if p['error_pct'] is None else format(p['error_pct'], '+.0f') + '%'}</td></tr>"
+        f"<td>{'-' if p['error_pct'] is None else format(round(p['error_pct']), '+d') + '%'}"
+        "</td></tr>"
         for p in check["points"]
     ]
     head = (

@@ -189,7 +189,8 @@ def calculator_of(result: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _error(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.0f}%"
+    """"+3%"; an error that rounds to zero is "+0%", never "-0%"."""
+    return "-" if value is None else f"{round(value):+d}%"
 
 
 def calculator_lines(check: Mapping[str, Any]) -> list[str]:

@@ -209,6 +209,10 @@ def test_the_text_table():
     )
     assert lines[1].split() == ["point", "calculator", "bound", "measured", "error"]
     assert lines[3].split() == ["prefill", "100", "*", "400", "ms", "compute", "400", "ms", "+0%"]
+    # batch 1: 8.00032 ms predicted against 8.0004 measured, -0.001%: "+0%", not "-0%"
+    run = made_run()
+    run["batch"][0]["ms"] = 8.0004
+    assert calculator_lines(checked(run))[6].split()[-2:] == ["ms", "+0%"]
     assert lines[8].split() == ["batch", "4", "at", "10", "*", "20", "ms", "compute", "20", "ms",
                                 "+0%"]  # fmt: skip
     assert lines[9:11] == [
