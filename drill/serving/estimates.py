@@ -95,9 +95,11 @@ def run_is_on(run: Mapping[str, Any], gpu: GpuSpec) -> bool:
 
 def efficiencies_from_run(run: Mapping[str, Any] | None, run_id: int | None = None) -> Efficiencies:
     """MFU from prefill at the longest prompt and MBU from batch-1 decode at the shortest
-    context of a stored engine run: against the spec sheet where the run's GPU has one,
-    else against the peaks the run measured. DEFAULTS without a usable run. Which device
-    the run measured is the caller's business (`run_is_on`)."""
+    context of a stored engine run, and from its batch sweep a decode step's own
+    (`decode_points`: batch MBU, decode MFU, each None where the sweep cannot give it):
+    against the spec sheet where the run's GPU has one, else against the peaks the run
+    measured. DEFAULTS without a usable run. Which device the run measured is the
+    caller's business (`run_is_on`)."""
     if run is None:
         return DEFAULTS
     try:
