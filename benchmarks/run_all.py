@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from engine_check.contention import cpu_model_name
+
 HERE = Path(__file__).resolve().parent
 
 # (name, script, extra arguments): what `make bench` measures, in this order
@@ -37,16 +39,6 @@ BENCHMARKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("grading", "grader_throughput.py", ()),
     ("bank loading", "bank_scale.py", ()),
 )
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def load() -> str:
@@ -134,7 +126,7 @@ def main() -> int:
                   file=sys.stderr)  # fmt: skip
             return 2
     machine = (
-        f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{cpu_model_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{platform.system()} {platform.machine()}"
     )
     print(f"kvdrill benchmarks{' (quick)' if args.quick else ''} on {machine}", flush=True)

@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_targets  # beside this script in benchmarks/
+
 # sqlite_utils with pandas and numpy hidden, as drill.storage.sqlite_library loads it: an
 # installed pandas and numpy cost about 0.45 s that kvdrill never pays, and a floor that paid
 # them would flatter
@@ -128,20 +130,11 @@ def ratio_target(
     target: str, measured: list, floor: list, floor_name: str, limit: float
 ) -> dict[str, object]:
     """One entry of the benchmark's "targets" (wall ratio to the floor, CPU ratio beside)."""
-    wall, floor_wall = median_of(measured, 0), median_of(floor, 0)
-    ratio = wall / floor_wall
-    return {
-        "target": target,
-        "measured": round(wall, 4),
-        "floor": round(floor_wall, 4),
-        "floor_name": floor_name,
-        "unit": "s",
-        "ratio": round(ratio, 3),
-        "limit": limit,
-        "kind": "max_ratio",
-        "met": ratio <= limit,
-        "cpu_ratio": round(median_of(measured, 1) / median_of(floor, 1), 3),
-    }
+    return bench_targets.target(
+        target, round(median_of(measured, 0), 4), floor=round(median_of(floor, 0), 4),
+        floor_name=floor_name, unit="s", limit=limit, kind="max_ratio",
+        cpu=median_of(measured, 1), cpu_floor=median_of(floor, 1),
+    )  # fmt: skip
 
 
 def main() -> None:

@@ -39,6 +39,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
+import bench_targets  # beside this script in benchmarks/
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -142,22 +144,12 @@ def median(runs: list[tuple[float, float]], index: int) -> float:
 
 def targets_of(runs: dict[str, list[tuple[float, float]]]) -> list[dict[str, object]]:
     def target(text, name, floor_names, floor_name, limit):
-        measured = median(runs[name], 0)
-        floor = sum(median(runs[part], 0) for part in floor_names)
-        cpu_floor = sum(median(runs[part], 1) for part in floor_names)
-        ratio = measured / floor
-        return {
-            "target": text,
-            "measured": round(measured, 4),
-            "floor": round(floor, 4),
-            "floor_name": floor_name,
-            "unit": "s",
-            "ratio": round(ratio, 3),
-            "limit": limit,
-            "kind": "max_ratio",
-            "met": ratio <= limit,
-            "cpu_ratio": round(median(runs[name], 1) / cpu_floor, 3),
-        }
+        return bench_targets.target(
+            text, round(median(runs[name], 0), 4),
+            floor=round(sum(median(runs[part], 0) for part in floor_names), 4),
+            floor_name=floor_name, unit="s", limit=limit, kind="max_ratio",
+            cpu=median(runs[name], 1), cpu_floor=sum(median(runs[part], 1) for part in floor_names),
+        )  # fmt: skip
 
     stats_floor = "kvdrill stats --json on an empty database + sqlite3 shell's quick_check"
     return [

@@ -19,6 +19,7 @@ machine blurred from one that is not there.
 from __future__ import annotations
 
 import os
+import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -181,3 +182,14 @@ def measure_steady(
     timing, share = min(tries, key=lambda t: t[0].median_ms)
     warm = tries[0][0].warmup_ms
     return SteadyTiming(Timing(warm, timing.samples_ms), share, len(tries))
+
+
+def cpu_model_name() -> str:
+    """This machine's CPU as the system names it ("AMD EPYC 7B13"), else what Python knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "CPU"

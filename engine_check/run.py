@@ -9,7 +9,6 @@ import os
 import platform
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import torch
 
@@ -17,7 +16,7 @@ from drill.errors import EngineError
 from drill.serving.gpus import spec_for
 from engine_check import experiments
 from engine_check.config import DTYPE_BYTES, RunPlan, canonical_dtype, plan_for, resolve_device
-from engine_check.contention import CpuMeter, Meter, RetryBudget
+from engine_check.contention import CpuMeter, Meter, RetryBudget, cpu_model_name
 from engine_check.model import build_model, prepack_for_cpu
 from engine_check.peak_kernels import matmul_kernels, stream_kernels
 from engine_check.peaks import (
@@ -46,17 +45,7 @@ def device_name(kind: str) -> str:
         return torch.cuda.get_device_name()
     if kind == "mps":
         return f"Apple GPU (MPS, {platform.machine()})"
-    return _cpu_model_name()
-
-
-def _cpu_model_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "CPU"
+    return cpu_model_name()
 
 
 def _check_dtype_works(kind: str, dtype: torch.dtype) -> None:

@@ -42,3 +42,25 @@ def test_the_table_lines_up_its_columns():
         "target  measured  floor  ratio  limit",
         "a       1 s       -      1.00x  <= 2x  met",
     ]
+
+
+def test_a_target_entry_works_out_its_ratio_and_verdict():
+    import bench_targets
+
+    entry = bench_targets.target(
+        "stats", 0.814, floor=0.572, floor_name="empty + quick_check", unit="s", limit=2.0,
+        kind="max_ratio", cpu=0.8, cpu_floor=0.58,
+    )  # fmt: skip
+    # 0.814 / 0.572 = 1.42307...; 0.8 / 0.58 = 1.37931...
+    assert entry == {
+        "target": "stats", "measured": 0.814, "floor": 0.572, "floor_name": "empty + quick_check",
+        "unit": "s", "ratio": 1.423, "limit": 2.0, "kind": "max_ratio", "met": True,
+        "cpu_ratio": 1.379,
+    }  # fmt: skip
+    # judged unrounded: 1.1004 rounds to 1.1 but is over 1.1
+    over = bench_targets.target("import", 11.004, floor=10.0, unit="s", limit=1.1,
+                                kind="max_ratio")  # fmt: skip
+    assert (over["ratio"], over["met"], over["cpu_ratio"]) == (1.1, False, None)
+    low = bench_targets.target("grading", 9200.0, unit="answers/s", limit=15000.0, kind="min")
+    high = bench_targets.target("memory", 48.8, unit="MiB", limit=64.0, kind="max")
+    assert (low["met"], low["ratio"], high["met"]) == (False, None, True)
