@@ -94,16 +94,12 @@ def calculator_check(result: Mapping[str, Any], peaks: Mapping[str, Any]) -> dic
         return estimates.tpot(shape, device, memory(batch_context), row["batch"], unit)
 
     small, large = estimates.decode_points(batches, result.get("batch_ridge"))
-    from_batches = [
-        f"{what} at batch {row['batch']}"
-        for what, row in (("batch MBU", small), ("decode MFU", large)) if row is not None
-    ]  # fmt: skip
     eff = estimates.Efficiencies(
         min(1.0, at_peak_ttft.compute_s / (longest["ms"] / 1e3)),
         min(1.0, at_peak_tpot.memory_s / (shortest["ms"] / 1e3)),
         f"this run: prefill of {longest['prompt_len']:,} tokens and decode at context "
         f"{shortest['context_len']:,}, batch 1"
-        f"{', ' + ', '.join(from_batches) if from_batches else ''}, in the calculator's counts",
+        f"{estimates.decode_points_named(small, large)}, in the calculator's counts",
         decode_mfu=None if large is None
         else min(1.0, at_peak_batch(large).compute_s / (large["ms"] / 1e3)),
         batch_mbu=None if small is None

@@ -16,13 +16,13 @@ from typing import Any
 
 from drill.quantities.units import format_bytes, format_quantity
 from drill.reports.html_page import REPORT_CSS, page_head
+from drill.serving.estimates import decode_efficiencies_named
 from drill.text import printable
 from engine_check.claims import FAILS, HOLDS, verdict_of
 from engine_check.report import (
     busy_warning,
     calculator_of,
     current_peaks,
-    decode_efficiencies,
     held_out,
 )
 
@@ -145,10 +145,11 @@ def calculator_section(result: Mapping[str, Any]) -> str:
                 f"{kind} mean absolute error <b>{check[key]:.1f}%</b> ({within} the "
                 f"{check[target]:.0f}% target){_esc(held_out(check, kind.lower()))}"
             )
+    decode = decode_efficiencies_named(check.get("decode_mfu"), check.get("batch_mbu"))
     body = "\n".join(
         [
             f"<p>MFU {format_quantity(check['mfu'], 'fraction')}, MBU "
-            f"{format_quantity(check['mbu'], 'fraction')}{_esc(decode_efficiencies(check))}: "
+            f"{format_quantity(check['mbu'], 'fraction')}{_esc(decode)}: "
             f"{_esc(check['efficiency_source'])}"
             f" (by the engine's counts {format_quantity(check['run_mfu'], 'fraction')} and "
             f"{format_quantity(check['run_mbu'], 'fraction')}).</p>",

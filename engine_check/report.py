@@ -56,6 +56,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drill.quantities.units import format_bytes, format_number, format_quantity
+from drill.serving.estimates import decode_efficiencies_named
 from engine_check.calculator_check import calculator_check
 from engine_check.claims import UNSURE, compute_claims, verdict_of
 from engine_check.config import ModelConfig
@@ -196,9 +197,10 @@ def _error(value: float | None) -> str:
 def calculator_lines(check: Mapping[str, Any]) -> list[str]:
     """The calculator's predictions beside every measured point, its mean errors and
     where it is wrong."""
+    decode = decode_efficiencies_named(check.get("decode_mfu"), check.get("batch_mbu"))
     lines = [
         f"(f) the calculator (kv --latency) against this run: the peaks above, MFU "
-        f"{_pct(check['mfu'])} and MBU {_pct(check['mbu'])}{decode_efficiencies(check)} "
+        f"{_pct(check['mfu'])} and MBU {_pct(check['mbu'])}{decode} "
         f"({check['efficiency_source']}; by the engine's counts {_pct(check['run_mfu'])} and "
         f"{_pct(check['run_mbu'])})"
     ]
@@ -224,16 +226,6 @@ def calculator_lines(check: Mapping[str, Any]) -> list[str]:
     lines.append("  * the points the efficiencies come from")
     lines += [f"  where it is wrong: {note}" for note in check.get("notes") or []]
     return lines
-
-
-def decode_efficiencies(check: Mapping[str, Any]) -> str:
-    """", decode MFU x and batch MBU y" for those of a decode step the run measured."""
-    parts = [
-        f"{name} {_pct(check[key])}"
-        for name, key in (("decode MFU", "decode_mfu"), ("batch MBU", "batch_mbu"))
-        if check.get(key) is not None
-    ]  # fmt: skip
-    return "".join(f", {part}" for part in parts)
 
 
 def held_out(check: Mapping[str, Any], kind: str) -> str:

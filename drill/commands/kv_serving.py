@@ -106,10 +106,10 @@ class ServingReport:
         ]  # fmt: skip
         lat = self.latency
         if lat is not None:
+            decode = serving.decode_efficiencies_named(lat.eff.decode_mfu, lat.eff.batch_mbu)
             rows += [
-                ("efficiency", f"MFU {_pct(lat.eff.mfu)}, MBU {_pct(lat.eff.mbu)}"
-                               f"{_decode_efficiencies(lat.eff)} of the spec sheet, from "
-                               f"{lat.eff.source}"),
+                ("efficiency", f"MFU {_pct(lat.eff.mfu)}, MBU {_pct(lat.eff.mbu)}{decode} of the "
+                               f"spec sheet, from {lat.eff.source}"),
                 ("TTFT", f"{_time(lat.ttft.seconds)} for a prompt of {lat.prompt_len:,} tokens "
                          f"({lat.ttft.bound}-bound)"),
                 ("TPOT", f"{_time(lat.tpot.seconds)} at batch {lat.batch:,}, "
@@ -329,15 +329,6 @@ def _chosen_run(
         return eff
     return dataclasses.replace(
         eff, source=f"{eff.source}; not the {gpu.name}, but --efficiencies chose it"
-    )
-
-
-def _decode_efficiencies(eff: serving.Efficiencies) -> str:
-    """", decode MFU x, batch MBU y" for those a stored run measured."""
-    return "".join(
-        f", {name} {_pct(value)}"
-        for name, value in (("decode MFU", eff.decode_mfu), ("batch MBU", eff.batch_mbu))
-        if value is not None
     )
 
 

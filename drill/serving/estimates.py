@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drill.errors import ConfigError
+from drill.quantities.units import format_quantity
 from drill.serving.gpus import GpuSpec, gpu_for_device
 from drill.serving.kvmath import ModelShape, dtype_bytes, kv_estimate
 
@@ -135,14 +136,10 @@ def efficiencies_from_run(run: Mapping[str, Any] | None, run_id: int | None = No
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         small = large = decode_mfu = batch_mbu = None
     number = "" if run_id is None else f" {run_id}"
-    batches = [
-        f"{what} at batch {row['batch']}"
-        for what, row in (("batch MBU", small), ("decode MFU", large)) if row is not None
-    ]  # fmt: skip
     source = (
         f"your engine run{number}{' of ' + when if when else ''} on {device}: prefill of "
         f"{prefill['prompt_len']:,} tokens and decode at context {decode['context_len']:,}"
-        f"{', ' + ', '.join(batches) if batches else ''}, {against}"
+        f"{decode_points_named(small, large)}, {against}"
     )
     return Efficiencies(min(1.0, mfu), min(1.0, mbu), source, decode_mfu, batch_mbu)
 
@@ -160,6 +157,24 @@ def decode_points(
     smallest = several[0] if ridge is None or several[0]["batch"] < ridge else None
     largest = several[-1] if ridge is not None and several[-1]["batch"] >= ridge else None
     return smallest, largest
+
+
+def decode_points_named(small: Mapping[str, Any] | None, large: Mapping[str, Any] | None) -> str:
+    """", batch MBU at batch 2, decode MFU at batch 32" for the points `decode_points`
+    found ("" for none)."""
+    return "".join(
+        f", {what} at batch {row['batch']}"
+        for what, row in (("batch MBU", small), ("decode MFU", large)) if row is not None
+    )  # fmt: skip
+
+
+def decode_efficiencies_named(decode_mfu: float | None, batch_mbu: float | None) -> str:
+    """", decode MFU 40%, batch MBU 33.3%" for those a run measured ("" for none)."""
+    return "".join(
+        f", {name} {format_quantity(value, 'fraction')}"
+        for name, value in (("decode MFU", decode_mfu), ("batch MBU", batch_mbu))
+        if value is not None
+    )
 
 
 @dataclass(frozen=True)
