@@ -53,3 +53,12 @@ def target(
         "met": met,
         "cpu_ratio": shown(cpu_ratio),
     }
+
+
+def ratio_lines(targets: list[dict[str, object]]) -> list[str]:
+    """One line per ratio target: "stats: 1.42x wall, 1.38x CPU (aim <= 2.0; met)"."""
+    return [
+        f"{entry['target']}: {entry['ratio']:.2f}x wall, {entry['cpu_ratio']:.2f}x CPU "
+        f"(aim <= {entry['limit']}; {'met' if entry['met'] else 'NOT met'})"
+        for entry in targets
+    ]

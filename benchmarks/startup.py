@@ -191,10 +191,7 @@ def main() -> None:
     for name, found in rows.items():
         print(f"{name:<22} {median_of(found, 0) * 1000:7.1f} ms "
               f"{median_of(found, 1) * 1000:7.1f} ms {median_of(found, 2):5.1f} MiB")  # fmt: skip
-    for entry in targets:
-        verdict = "met" if entry["met"] else "NOT met"
-        print(f"{entry['target']}: {entry['ratio']:.3f}x wall, {entry['cpu_ratio']:.3f}x CPU "
-              f"(aim <= {entry['limit']}; {verdict})")  # fmt: skip
+    print("\n".join(bench_targets.ratio_lines(targets)))
 
 
 if __name__ == "__main__":

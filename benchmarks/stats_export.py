@@ -205,10 +205,7 @@ def main() -> None:
     print(f"{'':<14}{'wall':>10}{'CPU':>10}")
     for name, found in runs.items():
         print(f"{name:<14}{median(found, 0):9.3f}s{median(found, 1):9.3f}s")
-    for entry in targets:
-        verdict = "met" if entry["met"] else "NOT met"
-        print(f"{entry['target']}: {entry['ratio']:.2f}x wall, {entry['cpu_ratio']:.2f}x CPU"
-              f" (aim <= {entry['limit']}; {verdict})")  # fmt: skip
+    print("\n".join(bench_targets.ratio_lines(targets)))
 
 
 if __name__ == "__main__":

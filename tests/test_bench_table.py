@@ -64,3 +64,11 @@ def test_a_target_entry_works_out_its_ratio_and_verdict():
     low = bench_targets.target("grading", 9200.0, unit="answers/s", limit=15000.0, kind="min")
     high = bench_targets.target("memory", 48.8, unit="MiB", limit=64.0, kind="max")
     assert (low["met"], low["ratio"], high["met"]) == (False, None, True)
+
+
+def test_ratio_lines():
+    import bench_targets
+
+    entry = bench_targets.target("stats", 0.814, floor=0.572, unit="s", limit=2.0,
+                                 kind="max_ratio", cpu=0.8, cpu_floor=0.58)  # fmt: skip
+    assert bench_targets.ratio_lines([entry]) == ["stats: 1.42x wall, 1.38x CPU (aim <= 2.0; met)"]
