@@ -4,6 +4,7 @@
 #   make typecheck   mypy over drill/ (not part of `make test`)
 #   make mutate      mutation testing of the core modules, score per module (not part of `make test`)
 #   make bench       every speed and memory target beside its floor (BENCH_ARGS=--quick: a smoke test)
+#   make deck        validate the built-in deck into question_bank/validated_deck.pickle (after editing it)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -16,7 +17,7 @@ MUTATE_JOBS ?= 2
 
 BENCH_ARGS ?=
 
-.PHONY: quiz test typecheck mutate bench clean
+.PHONY: quiz test typecheck mutate bench deck clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +37,11 @@ quiz: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check drill engine_check tests benchmarks
 	$(BIN)/python -m pytest
+
+# the copy of the built-in deck a first start reads instead of validating the YAML; the
+# hash seed keeps the bytes the same from one run to the next, so git stores small deltas
+deck: $(VENV)/.installed
+	PYTHONHASHSEED=0 $(BIN)/python -m drill.bank.validated_deck
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[typecheck]"

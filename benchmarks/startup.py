@@ -5,8 +5,10 @@
 (b) warm: `python -m drill quiz` on a fresh database with the deck cache built: time until
     the first question's position line (`[0 done, N left]`) appears on its stdout; the
     process is then killed.
-(c) cold: the same with no deck cache (a first start: the deck's YAML is read and
-    validated, and the cache written).
+(c) cold: the same on a fresh home, with no deck cache (a first start: the built-in deck
+    comes from its validated copy, question_bank/validated_deck.pickle, after each file's
+    bytes are hashed against it; a deck of the user's would be read, validated and cached,
+    which bank_scale.py measures).
 
 Rounds alternate a, b, c (`--warm` or `--cold`: b or c only), after one warm-up run of
 each (which also writes the bytecode caches, as any installed copy has them; the children

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import drill
-from drill.bank import deck_cache
+from drill.bank import deck_cache, validated_deck
 from drill.bank.loader import builtin_bank_files, load_bank, load_default_bank, read_bank
 from drill.cli import cli
 
@@ -29,6 +29,13 @@ questions:
     misconceptions:
       - {id: forgot-factor-two, expr: n}
 """
+
+
+@pytest.fixture(autouse=True)
+def _no_validated_copy(monkeypatch):
+    """These tests are of the user's deck cache: the built-in deck's validated copy
+    (tests/test_validated_deck.py) would serve the built-in files before it."""
+    monkeypatch.setattr(validated_deck, "lookup", lambda path: None)
 
 
 def write(path: Path, text: str) -> Path:

@@ -239,27 +239,37 @@ def read_deck_file(path: Path) -> tuple[DeckInfo | None, list[LoadedQuestion], l
 def read_deck_file_cached(
     path: Path, cache_dir: Path
 ) -> tuple[DeckInfo | None, list[LoadedQuestion], list[LintError]]:
-    """`read_deck_file` through the cache of `drill.bank.deck_cache` (questions without `raw`).
+    """`read_deck_file` through the built-in deck's validated copy (`drill.bank.validated_deck`)
+    and the cache of `drill.bank.deck_cache` (questions without `raw`).
 
     A file with problems is never cached, so its problems are always found.
     """
-    from drill.bank import deck_cache
+    from drill.bank import deck_cache, validated_deck
 
+    shipped = validated_deck.lookup(path)
+    if shipped is not None:
+        name, description, stored = shipped
+        return _cached_deck(path, name, description, stored)
     # the key is taken before reading: a file edited meanwhile is stored under
     # its old size and time, which no later read will ask for
     key = deck_cache.entry_key(path)
     if key is not None:
         entry = deck_cache.read_entry(cache_dir, key)
         if entry is not None:
-            name, description, stored = entry
-            loaded = [LoadedQuestion(question, line, None) for question, line in stored]
-            ids = tuple(item.question.id for item in loaded)
-            return DeckInfo(name, path, description, ids), loaded, []
+            return _cached_deck(path, *entry)
     info, loaded, problems = read_deck_file(path)
     if key is not None and info is not None and not problems:
         stored = [(item.question, item.line) for item in loaded]
         deck_cache.write_entry(cache_dir, key, info.name, info.description, stored)
     return info, loaded, problems
+
+
+def _cached_deck(
+    path: Path, name: str, description: str | None, stored: list
+) -> tuple[DeckInfo, list[LoadedQuestion], list[LintError]]:
+    loaded = [LoadedQuestion(question, line, None) for question, line in stored]
+    ids = tuple(item.question.id for item in loaded)
+    return DeckInfo(name, path, description, ids), loaded, []
 
 
 def _read_deck(path: Path, data: Any):

@@ -43,13 +43,17 @@ CACHE_ENTRY_NAME = "(misconception catalogue)"
 
 @functools.lru_cache(maxsize=8)
 def _load_catalogue(path: str, cached: bool = False) -> dict[str, MisconceptionInfo]:
-    """The catalogue at `path`; with `cached`, from the deck cache when it holds this file as
+    """The catalogue at `path`; with `cached`, from the built-in deck's validated copy
+    (drill.bank.validated_deck) or the deck cache when either holds this file as
     it is now (its size and time, and this code's), else read and then stored there. A file
     with problems raises before anything is stored, so its problems are always reported."""
     if not cached:
         return _read_catalogue(path)
-    from drill.bank import deck_cache
+    from drill.bank import deck_cache, validated_deck
 
+    shipped = validated_deck.lookup(Path(path))
+    if shipped is not None and shipped[0] == CACHE_ENTRY_NAME:
+        return {info.id: info for info in shipped[2]}
     key = deck_cache.entry_key(Path(path))
     cache_dir = deck_cache.default_cache_dir()
     if key is not None:
