@@ -85,7 +85,11 @@ TABLE = [
     ("TPOT is unchanged and TTFT drops", ONE, None, None),
     # wrong claims: one found marks its point missed and suggests Again
     ("it speeds up decode", NONE, CLAIM, 1),
-    ("TTFT drops and it speeds up decode too", NONE, CLAIM, None),
+    # the point said right and wrong at once: more wrong than right with nothing else found,
+    # uncertain where more points are found than claims made
+    ("TTFT drops and it speeds up decode too", NONE, CLAIM, 1),
+    ("TTFT drops as the queue is shorter and the prefill reused; it speeds up decode too",
+     (False, True, True), CLAIM, None),
     ("it improves TPOT, queueing and reuse", (False, True, True), CLAIM, 1),
     ("it does not speed up decode; TTFT drops", ONE, None, None),
     ("rather than speeding up decode it cuts TTFT", ONE, None, None),
@@ -206,9 +210,9 @@ LATENCY = Instance(
         ("latency does not fall, and throughput grows", (False, True), (None, None), 2),
         # a direction word alone, without its subject, says nothing of either point
         ("it rises", (False, False), (None, None), None),
-        # said both ways at once: the grader cannot tell
+        # said both ways at once, and nothing else right: more wrong than right
         ("throughput grows, no wait, throughput falls", (False, False),
-         (None, "the opposite of: Throughput grows."), None),
+         (None, "the opposite of: Throughput grows."), 1),
     ],
 )  # fmt: skip
 def test_a_direction_said_the_other_way_contradicts_its_point(answer, covered, claims, rating):

@@ -50,8 +50,11 @@ def test_a_cue_in_the_claims_clause_is_the_claims(answer, covered, claim, confli
 def test_a_point_found_only_inside_its_wrong_claim_suggests_again():
     covered, claim, conflicted = read("TTFT is the gap between tokens.")
     assert suggestion("TTFT is the gap between tokens.", covered, [claim], conflicted) == 1
+    # the point also said right: a claim against no point found is still more wrong than right
     covered, claim, conflicted = read("It starts at arrival; TTFT is the gap between tokens.")
-    assert suggestion("x", covered, [claim], conflicted) is None
+    assert (covered, conflicted) == ((False, False), True)
+    assert suggestion("x", covered, [claim], conflicted) == 1
+    assert suggestion("x", (False, True, True), [claim], conflicted) is None
 
 
 LOAD_POINTS = (("Throughput grows with the batch.", ("throughput grows", "throughput")),)

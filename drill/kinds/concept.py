@@ -8,12 +8,14 @@ suggests a rating only where its reading is sure enough:
 - Good when every point is found and nothing contradicts it;
 - Hard when at least half the points are found and nothing is contradicted;
 - Again when the text makes a wrong claim (and says nothing that point needs), or is
-  empty;
+  empty; also where a point is found and contradicted at once, if the wrong claims are
+  at least as many as the points found (the answer is more wrong than right);
 - no suggestion, the user rates, when the reading is uncertain: fewer than half the
   points found and nothing wrong (a right answer in other words reads so too), a list
   of fragments with no sentence (terms named with nothing claimed about them, or a
   terse answer: words alone cannot tell them apart; the verdict says what a list
-  lacks), or a point found and contradicted at once.
+  lacks), or a point found and contradicted at once in an answer that finds more
+  points than it gets wrong.
 
 The verdict shows the model answer beside the key points as a numbered checklist
 ([x] covered, [!] contradicted) and names each wrong claim; the user's ticks and
@@ -197,7 +199,7 @@ def suggestion(
         return AGAIN
     if fragment_parts(text):
         return None
-    if conflicted:
+    if conflicted and len(claims) < got:
         return None
     if claims:
         return AGAIN
