@@ -165,8 +165,10 @@ _CLAIM_WORDS = frozenset(
     "is are was were be been being does do did has have had will would can could should "
     "must means reads stores uses needs takes saves skips shares keeps holds costs grows "
     "drops falls rises shrinks increases decreases lowers raises makes avoids reuses "
-    "because so since therefore".split()
+    "because so since therefore not never cannot".split()
 )
+# nor does one that relates terms by a sign ("L = λW", "prefill → compute-bound", "≈ 1/TPOT")
+_RELATION = re.compile(r"[=→≈÷<>]|->")
 _PARTS = re.compile(r"[,;\n•|/]+|\s[-–—]\s")
 FRAGMENT_WORDS = 5  # a list's parts are at most this long
 
@@ -181,12 +183,15 @@ def fragment_parts(text: str) -> int:
     """How many fragments `text` is a list of, 0 when it is no list: at least three parts
     (split at commas, semicolons, line breaks, bullets, slashes and dashes between
     spaces), none longer than FRAGMENT_WORDS words, none holding a word that claims
-    something about them ("is", "reads", "because")."""
+    something about them ("is", "reads", "because", a denial: "not", "won't") or a sign
+    relating them ("=", "→")."""
     parts = [part.split() for part in _PARTS.split(text) if part.strip()]
     if len(parts) < 3 or any(len(words) > FRAGMENT_WORDS for words in parts):
         return 0
-    words = {w.strip(".:!?()").casefold() for part in parts for w in part}
-    return 0 if words & _CLAIM_WORDS else len(parts)
+    words = {w.strip(".:!?()").casefold().replace("’", "'") for part in parts for w in part}
+    if words & _CLAIM_WORDS or any(w.endswith("n't") for w in words) or _RELATION.search(text):
+        return 0
+    return len(parts)
 
 
 def suggestion(
