@@ -21,7 +21,44 @@ PROBES = [
     ("prefill-compute-decode-bandwidth", "Prefill is memory-bound because it has to write the "
      "whole KV cache, and decode is compute-bound because it runs the full model for every "
      "token.", 1),
+    ("define-ttft", "TTFT is set by the model's decode speed and network latency; queueing "
+     "doesn't count since the request hasn't started yet.", 1),
+    ("define-tpot", "TPOT depends only on the prompt length: a longer prompt means each output "
+     "token takes longer, whatever else is running.", 1),
+    ("prefill-compute-decode-bandwidth", "Prefill is compute-bound because attention is "
+     "quadratic in the prompt, and decode is memory-bound because the KV cache doesn't fit in "
+     "the GPU and has to come from CPU memory.", 1),
+    ("gqa-cache-change", "GQA compresses the keys and values with a learned projection, like "
+     "MLA, so every head still has its own K and V but smaller; it's a runtime flag.", 1),
+    ("decode-idle-gpu-saturated", "No. If the tensor cores are idle, the GPU is underused; the "
+     "bottleneck is the CPU launching kernels, and a faster GPU with more FLOPs would fix "
+     "it.", 1),
+    ("littles-law-sizing", "Little's law: concurrency equals latency divided by arrival rate, so "
+     "with higher traffic you need fewer slots.", 1),
+    ("continuous-batching-iteration-level", "Continuous batching means the server never idles: "
+     "it starts a new batch as soon as the previous batch has fully finished.", 1),
+    ("define-tps", "Tokens per second is the same for the user and the system, because all "
+     "users in a batch see the same speed; a bigger batch raises it for everyone.", 1),
+    ("chunked-prefill-purpose", "Chunked prefill splits the KV cache into chunks so more "
+     "requests fit in memory; it costs nothing for the long prompt.", 1),
+    ("prefix-cache-hit-metrics", "A prefix cache hit improves end-to-end latency by making "
+     "every decode step skip the shared tokens.", 1),
+    ("kv-cache-vs-recompute", "With a KV cache the model stores the output logits of earlier "
+     "steps, so step t skips attention entirely; without it, it recomputes only the last "
+     "token.", 1),
+    ("spec-decoding-mechanism", "The target model runs k times in parallel on different GPUs to "
+     "produce k tokens at once, and the draft picks the best one.", 1),
     # right, in other words
+    ("decode-idle-gpu-saturated", "Yes. Decode is limited by memory bandwidth: each step streams "
+     "the weights and all the KV caches from HBM, and that is what is maxed out. The SMs sit "
+     "stalled waiting for data, so low tensor-core utilization is expected. A GPU with more "
+     "FLOPs wouldn't help; more bandwidth, smaller KV or a bigger batch would.", 3),
+    ("cuda-graphs-why-decode", "In small-batch decode each kernel is tiny and finishes faster "
+     "than the CPU can launch the next one, so the GPU sits idle between launches. Capturing "
+     "the step as a graph records the whole sequence of kernels once and replays it with a "
+     "single launch, so they run back to back. A long prefill's kernels already run long "
+     "enough for async launches to hide the CPU overhead, and its shapes change from prompt "
+     "to prompt.", 3),
     ("define-ttft", "It's the latency from when the client sends the request to when the first "
      "generated token comes back. It's made of the wait in the scheduler queue plus the "
      "prefill over the prompt, minus whatever a prefix cache hit lets you skip.", 3),
