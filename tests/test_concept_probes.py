@@ -48,6 +48,43 @@ PROBES = [
      "token.", 1),
     ("spec-decoding-mechanism", "The target model runs k times in parallel on different GPUs to "
      "produce k tokens at once, and the draft picks the best one.", 1),
+    ("vtc-fairness",
+     "VTC counts the number of requests each tenant sends and serves the tenant with"
+     " the most requests first, since busy tenants deserve more service.", 1),
+    ("kv-offload-tiers",
+     "Lower tiers are faster because they are larger; fetching from SSD is always "
+     "better than recomputing, whatever the sizes.", 1),
+    ("single-request-capacity-test",
+     "A single request is a fine test because KV memory does not depend on how many "
+     "requests run; latency per request is all that matters.", 1),
+    ("moe-eplb-how",
+     "EPLB changes the router so tokens are assigned evenly to experts, which "
+     "changes the model's outputs slightly but costs no memory.", 1),
+    ("tp-across-nodes",
+     "Tensor parallelism needs no communication between GPUs, so it could go across "
+     "nodes; pipeline parallelism is kept inside a node because it sends the whole "
+     "weights.", 1),
+    ("mla-what-it-caches",
+     "MLA caches the full K and V for every head, just in lower precision; it costs "
+     "nothing in compute.", 1),
+    ("kv-int4-scales",
+     "INT4 needs no scales because 4 bits are enough for the value range; larger "
+     "groups are always more accurate.", 1),
+    ("block-size-tradeoff",
+     "Bigger blocks always waste less memory and make prefix caching more precise, "
+     "so there is no trade-off.", 1),
+    ("disagg-why-and-cost",
+     "Prefill and decode are split so each GPU runs both phases faster; it costs "
+     "nothing since no data moves between them.", 1),
+    ("split-phases-not-one-number",
+     "TTFT is bound by memory bandwidth and TPOT by compute, so one end-to-end "
+     "figure captures both well enough.", 1),
+    ("eagle-feature-drafting",
+     "EAGLE drafts from the target's output tokens using a separate large model that"
+     " is fine-tuned together with the target.", 1),
+    ("wq-awq-vs-gptq",
+     "AWQ retrains the model with backpropagation to recover accuracy, and GPTQ "
+     "rounds all weights to nearest at once.", 1),
     # right, in other words
     ("decode-idle-gpu-saturated", "Yes. Decode is limited by memory bandwidth: each step streams "
      "the weights and all the KV caches from HBM, and that is what is maxed out. The SMs sit "
