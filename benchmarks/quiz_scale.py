@@ -10,7 +10,8 @@ today, and the quiz must not pay for them.
 
 Then times `python -m drill quiz --now NOW` on each, from spawning to the first
 question's position line, as benchmarks/startup.py does (a subprocess, killed there),
-with the deck cache built (warm) and without it (cold), rounds interleaved
+with the deck cache built (warm) and without it (cold: a fresh home, where the built-in
+deck comes from its validated copy, question_bank/validated_deck.pickle), rounds interleaved
 (1k, 100k, 100k cold, 1k cold, ...), after one warm-up run of each (which writes the
 day's backup, as the first quiz of a day does). Printed: median wall and CPU time, peak
 memory (VmHWM at the first question) and the ratios 100k/1k. The aims: 100k within

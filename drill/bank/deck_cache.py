@@ -10,6 +10,9 @@ stored: a file with problems is read from source every time, so its errors
 are always reported. The misconception catalogue is kept the same way, as the
 quiz reads it (drill.bank.misconceptions), so a warm start does not load yaml.
 
+The built-in deck's files seldom reach it: their validated copy, shipped with kvdrill
+(drill.bank.validated_deck), serves them first while their bytes are unchanged.
+
 The cache is a convenience: an entry that cannot be read or written is
 ignored and the file is read from source. `kvdrill bank lint` never uses it.
 The pickles are loaded only from the user's own kvdrill folder, which they
