@@ -110,6 +110,11 @@ PROBES = [
      "lengthens the step and throughput goes up almost linearly. It stops at the compute "
      "ridge, when the per-sequence KV reads dominate, or when the KV cache runs out of "
      "memory.", 3),
+    ("attention-sinks-streaming", "The first few tokens soak up a lot of attention regardless of "
+     "content, because softmax needs somewhere to put probability mass; a sliding window "
+     "that evicts them makes the model fall apart. StreamingLLM keeps about four of those "
+     "initial tokens plus a rolling window of recent ones, so the cache is fixed size. It "
+     "does not give a longer memory: anything that slid out of the window is gone.", 3),
     # terse
     ("decode-idle-gpu-saturated", "Yes: memory-bound, HBM bandwidth saturated, cores stall on "
      "loads; more FLOPs won't help.", 3),

@@ -275,6 +275,45 @@ questions:
     )
 
 
+def test_a_cue_that_starts_or_ends_with_a_clause_word_is_refused(tmp_path):
+    # an answer's "because", "so", "while" end a clause and are never matched, so such a cue
+    # is read without the word ("because of their content" as "of content", which
+    # "regardless of content" holds); between two words of a cue one is harmless
+    path = tmp_path / "edges.yaml"
+    path.write_text(
+        """\
+deck: edges
+questions:
+  - id: fx-edges
+    kind: concept
+    topic: kv-cache
+    prompt: Why?
+    answer: Because.
+    hint: Think.
+    key_points:
+      - point: p
+        cues: [k and v, so far, reserved but unused]
+        wrong:
+          - claim: c
+            cues: [because of their content, 2 ... because fp16, rate drops as]
+""",
+        encoding="utf-8",
+    )
+    result = lint(str(path))
+    assert result.exit_code == 1
+    tail = "which ends a clause and is not matched"
+    assert result.stdout == (
+        f"{path}:11: fx-edges: key_points[0].cues[1]: cue 'so far' starts or ends with 'so', "
+        f"{tail}: it is read as 'far' (put 'so' between words, or leave it out)\n"
+        f"{path}:14: fx-edges: key_points[0].wrong[0].cues[0]: cue 'because of their content' "
+        f"starts or ends with 'because', {tail}: it is read as 'of content' (put 'because' "
+        "between words, or leave it out)\n"
+        f"{path}:14: fx-edges: key_points[0].wrong[0].cues[1]: cue '2 ... because fp16' starts "
+        f"or ends with 'because', {tail}: it is read as '2 ... fp 16' (put 'because' between "
+        "words, or leave it out)\n"
+    )
+
+
 # --------------------------------------------------------------------------- slips
 # The first seeds below are worked from the draw rule (random.Random seeded with the first
 # 8 bytes of sha256("ID:SEED"), one choice per param in the order written) and the

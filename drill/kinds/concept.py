@@ -117,7 +117,8 @@ class ConceptKind(Kind):
     def lint(self, question: Any, report: LintReport, context: LintContext) -> None:
         """A hint; evidence only naming claims an engine run can back with a measurement;
         at most MAX_KEY_POINTS key points; every cue with a word to look for, and no wrong
-        claim repeating its point's cues."""
+        claim repeating its point's cues, no cue starting or ending with a word that ends a
+        clause."""
         from drill.kinds.cues import cue_stems
 
         lint_hint(question, report)
@@ -136,6 +137,7 @@ class ConceptKind(Kind):
             for j, cue in enumerate(key_point.cues):
                 if not cue_stems(cue):
                     report.add(("key_points", i, "cues", j), f"cue '{cue}' has no word to find")
+                _lint_edge_word(report, ("key_points", i, "cues", j), cue)
             for j, wrong in enumerate(key_point.wrong):
                 for k, cue in enumerate(wrong.cues):
                     field = ("key_points", i, "wrong", j, "cues", k)
@@ -143,6 +145,21 @@ class ConceptKind(Kind):
                         report.add(field, f"cue '{cue}' has no word to find")
                     elif cue_stems(cue) in right:
                         report.add(field, f"'{cue}' is also a cue of this point")
+                    _lint_edge_word(report, field, cue)
+
+
+def _lint_edge_word(report: LintReport, field: tuple, cue: str) -> None:
+    """A cue that starts or ends with a word that ends a clause is read without that word."""
+    from drill.kinds.cues import cue_stems, edge_clause_word
+
+    word = edge_clause_word(cue)
+    if word:
+        report.add(
+            field,
+            f"cue '{cue}' starts or ends with '{word}', which ends a clause and is not "
+            f"matched: it is read as '{' '.join(cue_stems(cue))}' (put '{word}' between words, "
+            "or leave it out)",
+        )
 
 
 def checklist_lines(

@@ -255,6 +255,24 @@ def _cue_words(cue: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(t.stem for t in kept), tuple(t.word for t in kept)
 
 
+def edge_clause_word(cue: str) -> str | None:
+    """A word that ends a clause ("because", "so", "while") standing first or last in a cue
+    (or a part of a cue with gaps), or None. An answer's clause words are not matched, so
+    such a cue is read without it ("because of their content" as "of content", which
+    "regardless of content" holds); one between two words of a cue is harmless ("k and v")."""
+    parts: list[list[str]] = [[]]
+    for t in tokens(cue):
+        if t.word == GAP:
+            parts.append([])
+        elif t.word not in _FILLERS and (t.word.isalpha() or not t.clause_end):
+            parts[-1].append(t.word)
+    for words in parts:
+        for word in words[:1] + words[-1:]:
+            if word in _CLAUSE_WORDS:
+                return word
+    return None
+
+
 def cue_stems(cue: str) -> tuple[str, ...]:
     """The stems a cue is matched on; empty when it has no word to look for."""
     return _cue_words(cue)[0]
