@@ -78,7 +78,7 @@ TABLE = [
     ("it is not big big big big big TTFT", ONE, None, None),
     ("TTFT, not TPOT", ONE, None, None),
     ("TTFT not TPOT", ONE, None, None),
-    ("not only TTFT but queueing too", (True, True, False), None, 3),
+    ("not only TTFT but queueing too", (True, True, False), None, 2),
     ("No, it lowers TTFT", ONE, None, None),
     ("No it lowers TTFT", ONE, None, None),
     ("not decode but TTFT", ONE, None, None),
@@ -102,10 +102,10 @@ TABLE = [
     ("queueing plays no role", NONE, None, None),
     ("TTFT is the same regardless of queueing", ONE, None, None),
     ("independent of queueing, TTFT drops and the prefix's KV is reused", (True, False, True),
-     None, 3),
+     None, 2),
     # coverage decides the rest
     ("", NONE, None, 1),
-    ("TTFT, because we reuse the cached prefix", (True, False, True), None, 3),
+    ("TTFT, because we reuse the cached prefix", (True, False, True), None, 2),
     ("TTFT: queueing plus prefill, and the hit reuses the prefix's KV", THREE, None, 3),
 ]
 
@@ -240,13 +240,6 @@ def test_a_point_said_the_other_way_is_named_in_the_verdict():
         ("a b c", (True, False), (), False, 2),  # half
         ("a b c", (True, False, False), (), False, None),  # under half: cannot tell
         ("a b c", (True, True, False, False), (), False, 2),
-        # a terse answer (at most 20 words) naming all but one of three or four points
-        ("w " * 20, (True, True, False), (), False, 3),
-        ("w " * 20, (True, True, True, False), (), False, 3),
-        ("w " * 21, (True, True, False), (), False, 2),
-        ("w " * 20, (True, False, False, False), (), False, None),
-        ("w " * 20, (True, False), (), False, 2),  # one of two is only half
-        ("w " * 20, (True, True, False), ("wrong",), False, 1),
         ("a b c", (True, True, True), ("wrong",), False, 1),
         ("a b c", (True, True, True), ("wrong",), True, None),  # found and contradicted
         ("KV cache, GQA, paging, FlashAttention", (True, True), (), False, None),  # a list

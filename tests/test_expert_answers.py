@@ -46,18 +46,15 @@ def test_the_graders_suggestions_against_the_experts_ratings(graded):
     """expert rating -> suggestion (None: the grader abstains), as counts."""
     confusion = Counter((r["rating"], r["suggested"]) for r in graded)
     assert dict(confusion) == {
-        (1, 1): 19, (1, 2): 7, (1, 3): 1, (1, None): 59,
+        (1, 1): 19, (1, 2): 8, (1, None): 59,
         (2, 1): 1, (2, 2): 16, (2, 3): 7, (2, None): 20,
-        (3, 2): 8, (3, 3): 71, (3, None): 6,
+        (3, 2): 17, (3, 3): 62, (3, None): 6,
     }  # fmt: skip
 
 
-def test_no_right_answer_is_suggested_again_and_at_most_2_percent_of_wrong_ones_good(graded):
-    """The issue's safety targets: no right answer Again, at most 2 % of the wrong ones Good
-    (one of the 86 here: a terse wrong answer that names all but one point in the cues' words)."""
-    wrong = [r for r in graded if r["rating"] == 1]
+def test_no_right_answer_is_suggested_again_and_no_wrong_one_good(graded):
     assert not [r for r in graded if r["rating"] == 3 and r["suggested"] == 1]
-    assert sum(r["suggested"] == 3 for r in wrong) <= 0.02 * len(wrong)
+    assert not [r for r in graded if r["rating"] == 1 and r["suggested"] == 3]
 
 
 HELD_OUT = yaml.safe_load(

@@ -436,14 +436,7 @@ CONCEPT = Instance(
 @pytest.mark.parametrize(
     ("answer", "covered", "rating"),
     [
-        # two of three points: Good in a terse answer (at most 20 words), Hard in a longer one
-        ("It is memory-bound and reads the KV-cache", (True, True, False), 3),
-        (
-            "Every decode step has to stream the whole model and all of the KV-cache out of "
-            "memory again, which is why people call it memory-bound on current accelerators",
-            (True, True, False),
-            2,
-        ),
+        ("It is memory-bound and reads the KV-cache", (True, True, False), 2),
         (
             "bandwidth bound; K+V; grouped query attention with fewer KV heads",
             (True, True, True),

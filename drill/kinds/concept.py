@@ -5,8 +5,7 @@ words in any form and in the shared phrasings, not counted under negation or
 contrast; wrong claims, and a point said the other way, mark their point missed) and
 suggests a rating only where its reading is sure enough:
 
-- Good when every point is found and nothing contradicts it, or all but one of three or
-  four in a terse answer (at most TERSE_WORDS words);
+- Good when every point is found and nothing contradicts it;
 - Hard when at least half the points are found and nothing is contradicted;
 - Again when the text makes a wrong claim (and says nothing that point needs), or is
   empty; also where a point is found and contradicted at once, if the wrong claims are
@@ -189,9 +188,6 @@ _CLAIM_WORDS = frozenset(
 _RELATION = re.compile(r"[=→≈÷<>]|->")
 _PARTS = re.compile(r"[,;\n•|/]+|\s[-–—]\s")
 FRAGMENT_WORDS = 5  # a list's parts are at most this long
-# an answer this short cannot state three or four points in full: where it names all but
-# one, the one left is likelier said in words no cue knows than not known
-TERSE_WORDS = 20
 
 
 LIST_NOTE = (
@@ -229,7 +225,7 @@ def suggestion(
         return None
     if claims:
         return AGAIN
-    if got == count or (count >= 3 and got == count - 1 and len(text.split()) <= TERSE_WORDS):
+    if got == count:
         return GOOD
     return HARD if 2 * got >= count else None
 
