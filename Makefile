@@ -41,7 +41,7 @@ test: $(VENV)/.installed-test
 # the copy of the built-in deck a first start reads instead of validating the YAML; the
 # hash seed keeps the bytes the same from one run to the next, so git stores small deltas
 deck: $(VENV)/.installed
-	PYTHONHASHSEED=0 $(BIN)/python -m drill.bank.validated_deck
+	PYTHONHASHSEED=0 $(BIN)/python -m drill.bank.make_deck
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[typecheck]"

@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 import question_bank
-from drill.bank import deck_cache, validated_deck
+from drill.bank import deck_cache, make_deck, validated_deck
 from drill.bank.loader import builtin_bank_files, load_bank, load_default_bank, read_bank
 from drill.bank.misconceptions import CATALOGUE_PATH, load_misconception_catalogue
 
@@ -81,7 +81,7 @@ def bank_dir(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "shipped.yaml").write_text(DECK, encoding="utf-8")
     monkeypatch.setattr(question_bank, "BANK_DIR", folder)
-    validated_deck.write_store()
+    make_deck.write_store()
     validated_deck._load_store.cache_clear()
     return folder
 
@@ -155,7 +155,7 @@ def test_make_deck_refuses_a_deck_with_problems(bank_dir, capsys):
     store = bank_dir / "validated_deck.pickle"
     before = store.read_bytes()
     (bank_dir / "shipped.yaml").write_text(DECK.replace("answer:", "answr:"), encoding="utf-8")
-    assert validated_deck.main() == 1
+    assert make_deck.main() == 1
     assert capsys.readouterr().err == (
         "the built-in deck has a problem, not stored: "
         f"{bank_dir / 'shipped.yaml'}:3: q-shipped: missing field 'answer'\n"

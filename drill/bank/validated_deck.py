@@ -5,7 +5,7 @@ catalogue as the loader validates them, each under the SHA-256 of the file's byt
 whole store under the entry layout, the kvdrill version and the SHA-256 of the source of the
 code that reads decks (`deck_cache._READER_MODULES` and this module). It is what `.pyc`
 files are to modules: made once, from the same files, by `make deck` (`python -m
-drill.bank.validated_deck`), and `tests/test_validated_deck.py` fails while it is stale.
+drill.bank.make_deck`), and `tests/test_validated_deck.py` fails while it is stale.
 
 A built-in file is served from it only when its bytes hash to the stored digest and the
 code that reads decks is the code that wrote the store. Anything else (an edited file, a
@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import pickle
-import sys
 from pathlib import Path
 from typing import Any
 
 STORE_NAME = "validated_deck.pickle"
+# the modules that read and write the store, beside deck_cache's reader modules
+_STORE_MODULES = ("validated_deck.py", "make_deck.py")
 
 
-def _store_path() -> Path:
+def store_path() -> Path:
     from question_bank import BANK_DIR
 
     return BANK_DIR / STORE_NAME
@@ -43,7 +43,7 @@ def code_key() -> tuple[Any, ...]:
 
     digest = hashlib.sha256()
     here = Path(__file__).parent
-    for name in (*_READER_MODULES, Path(__file__).name):
+    for name in (*_READER_MODULES, *_STORE_MODULES):
         digest.update(name.encode())
         try:
             digest.update((here / name).read_bytes())
@@ -64,7 +64,7 @@ def _load_store() -> dict[str, tuple[str, str, str | None, list]] | None:
     """file name -> (digest, name, description, entries), or None when the store is absent,
     unreadable or written by other code."""
     try:
-        with open(_store_path(), "rb") as file:
+        with open(store_path(), "rb") as file:
             stored = pickle.load(file)  # noqa: S301 - written by make deck, shipped beside this code
         key, files = stored
     except Exception:  # noqa: BLE001 - any unreadable store is a miss, never an error
@@ -92,55 +92,3 @@ def lookup(path: Path) -> tuple[str, str | None, list] | None:
     if digest != file_digest(resolved) or not isinstance(entries, list):
         return None
     return name, description, entries
-
-
-def build_store() -> dict[str, tuple[str, str, str | None, list]]:
-    """Validate every built-in file from source: file name -> (digest, name, description,
-    entries). Raises ValueError naming the first problem: a deck with problems is never stored."""
-    from drill.bank.loader import builtin_bank_files, read_deck_file
-    from drill.bank.misconceptions import (
-        CACHE_ENTRY_NAME,
-        CATALOGUE_PATH,
-        load_misconception_catalogue,
-    )
-
-    files: dict[str, tuple[str, str, str | None, list]] = {}
-    for path in builtin_bank_files():
-        digest = file_digest(path)
-        info, loaded, problems = read_deck_file(path)
-        if problems or info is None or digest is None:
-            raise ValueError(str(problems[0]) if problems else f"{path.name}: cannot be read")
-        entries = [(item.question, item.line) for item in loaded]
-        files[path.name] = (digest, info.name, info.description, entries)
-    digest = file_digest(CATALOGUE_PATH)
-    if digest is None:
-        raise ValueError(f"{CATALOGUE_PATH.name}: cannot be read")
-    catalogue = list(load_misconception_catalogue(CATALOGUE_PATH).values())
-    files[CATALOGUE_PATH.name] = (digest, CACHE_ENTRY_NAME, None, catalogue)
-    return files
-
-
-def write_store() -> tuple[Path, int]:
-    """Build the store and write it atomically (a temporary file, then a rename): its path
-    and the number of files it holds."""
-    target = _store_path()
-    files = build_store()
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    with open(temporary, "wb") as file:
-        pickle.dump((code_key(), files), file, pickle.HIGHEST_PROTOCOL)
-    os.replace(temporary, target)
-    return target, len(files)
-
-
-def main() -> int:
-    try:
-        target, count = write_store()
-    except ValueError as exc:
-        print(f"the built-in deck has a problem, not stored: {exc}", file=sys.stderr)
-        return 1
-    print(f"wrote {target.name}: {count} files validated")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
