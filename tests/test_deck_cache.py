@@ -35,7 +35,7 @@ questions:
 def _no_validated_copy(monkeypatch):
     """These tests are of the user's deck cache: the built-in deck's validated copy
     (tests/test_validated_deck.py) would serve the built-in files before it."""
-    monkeypatch.setattr(validated_deck, "lookup", lambda path: None)
+    monkeypatch.setattr(validated_deck, "_load_store", lambda: None)
 
 
 def write(path: Path, text: str) -> Path:

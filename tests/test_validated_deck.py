@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import os
 import pickle
+import subprocess
+import sys
+from collections import Counter, OrderedDict
+from pathlib import Path
 
 import pytest
+import tomllib
 
 import question_bank
 from drill.bank import deck_cache, make_deck, validated_deck
 from drill.bank.loader import builtin_bank_files, load_bank, load_default_bank, read_bank
 from drill.bank.misconceptions import CATALOGUE_PATH, load_misconception_catalogue
+from drill.bank.schema import _param_kind, question_adapter
 
 STALE = "question_bank/validated_deck.pickle is stale: run `make deck` and commit it"
 
@@ -25,14 +31,13 @@ def _fresh_caches():
 
 
 def test_the_shipped_copy_is_fresh():
-    files = validated_deck._load_store()
-    assert files is not None, STALE
+    contents = validated_deck._load_store()
+    assert contents is not None, STALE
     names = [path.name for path in builtin_bank_files()]
-    assert sorted(files) == sorted([*names, "misconceptions.yaml"]), STALE
-    for name in files:
-        assert files[name][0] == validated_deck.file_digest(question_bank.BANK_DIR / name), (
-            f"{name}: {STALE}"
-        )
+    assert sorted(contents["decks"]) == names, STALE
+    assert list(contents["catalogue"]) == ["misconceptions.yaml"], STALE
+    # byte for byte what make deck writes from the source now: the file is verified, not trusted
+    assert validated_deck.store_path().read_bytes() == make_deck.store_bytes(), STALE
 
 
 def test_the_shipped_copy_holds_what_the_source_validates_to(tmp_path):
@@ -47,7 +52,7 @@ def test_the_shipped_copy_holds_what_the_source_validates_to(tmp_path):
     ]
     assert {served.source(qid).raw is None for qid in served.ids} == {True}
     assert not (tmp_path / "cache").exists()
-    assert validated_deck.lookup(CATALOGUE_PATH)[2] == list(
+    assert validated_deck.lookup_catalogue(CATALOGUE_PATH) == list(
         load_misconception_catalogue(CATALOGUE_PATH).values()
     )
 
@@ -136,19 +141,96 @@ def test_a_missing_copy_is_a_miss(bank_dir):
     assert source_read(load_bank([bank_dir / "shipped.yaml"]))
 
 
+def test_the_code_it_depends_on_includes_what_validation_consults():
+    package = Path(validated_deck.__file__).resolve().parent.parent
+    names = {path.relative_to(package).as_posix() for path in validated_deck.code_files()}
+    assert {
+        "bank/schema.py",
+        "bank/loader.py",
+        "bank/yaml_lines.py",
+        "bank/make_deck.py",
+        "quantities/render.py",
+        "quantities/units.py",
+        "serving/gpus.py",
+        "serving/measured.py",
+        "serving/presets.yaml",
+    } <= names
+    assert all(path.exists() for path in validated_deck.code_files())
+
+
 @pytest.mark.parametrize(
     ("owner", "name", "value"),
     [
         (deck_cache, "ENTRY_FORMAT", deck_cache.ENTRY_FORMAT + 1),
-        (deck_cache, "_READER_MODULES", (*deck_cache._READER_MODULES, "reader_added_later.py")),
+        (validated_deck, "CODE_FILES", (*validated_deck.CODE_FILES, "bank/added_later.py")),
     ],
-    ids=["entry-format", "reader-modules"],
+    ids=["entry-format", "code-files"],
 )
 def test_a_copy_written_by_other_code_is_a_miss(bank_dir, monkeypatch, owner, name, value):
     monkeypatch.setattr(owner, name, value)
     validated_deck.code_key.cache_clear()
     validated_deck._load_store.cache_clear()
     assert source_read(load_bank([bank_dir / "shipped.yaml"]))
+
+
+@pytest.mark.parametrize(
+    "foreign",
+    [OrderedDict(), question_adapter, _param_kind, print, Counter],
+    ids=[
+        "a-collections-class",
+        "a-schema-function",
+        "a-private-one",
+        "a-builtin",
+        "a-dict-subclass",
+    ],
+)
+def test_a_copy_holding_anything_but_question_classes_is_refused(bank_dir, foreign):
+    store = bank_dir / "validated_deck.pickle"
+    key, contents = validated_deck.read_store(store)
+    store.write_bytes(pickle.dumps((key, {**contents, "extra": foreign})))
+    with pytest.raises(pickle.UnpicklingError, match="is not a class a store may hold"):
+        validated_deck.read_store(store)
+    validated_deck._load_store.cache_clear()
+    assert source_read(load_bank([bank_dir / "shipped.yaml"]))
+
+
+def test_the_catalogue_given_as_a_deck_is_read_as_one(bank_dir):
+    # served by name it would be a catalogue in place of a deck; it is read, and refused
+    bank, problems = read_bank([CATALOGUE_PATH], Path(bank_dir / "cache"))
+    assert bank.ids == []
+    assert (problems[0].line, problems[0].message) == (
+        17,
+        "unknown top-level key 'forgot-kv-factor' (expected deck, description, questions)",
+    )
+
+
+def test_a_link_in_the_built_in_folder_to_a_file_elsewhere_is_read_from_source(bank_dir, tmp_path):
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_bytes((bank_dir / "shipped.yaml").read_bytes())
+    (bank_dir / "shipped.yaml").unlink()
+    (bank_dir / "shipped.yaml").symlink_to(elsewhere)
+    assert source_read(load_bank([bank_dir / "shipped.yaml"]))
+
+
+def test_a_first_start_imports_neither_yaml_nor_pydantic(_isolated_home):
+    code = (
+        "import sys\n"
+        "from drill.bank.loader import load_default_bank\n"
+        "from drill.bank.misconceptions import load_misconception_catalogue\n"
+        "load_default_bank(); load_misconception_catalogue(cached=True)\n"
+        "print(sorted(m for m in ('yaml', 'pydantic') if m in sys.modules))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ
+    )
+    assert run.stdout == "[]\n"
+    assert not (_isolated_home / "cache").exists()
+
+
+def test_the_copy_is_packaged():
+    with open(Path(question_bank.__file__).parent.parent / "pyproject.toml", "rb") as file:
+        config = tomllib.load(file)
+    assert "validated_deck.pickle" in config["tool"]["setuptools"]["package-data"]["question_bank"]
 
 
 def test_make_deck_refuses_a_deck_with_problems(bank_dir, capsys):

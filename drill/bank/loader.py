@@ -246,7 +246,7 @@ def read_deck_file_cached(
     """
     from drill.bank import deck_cache, validated_deck
 
-    shipped = validated_deck.lookup(path)
+    shipped = validated_deck.lookup_deck(path)
     if shipped is not None:
         name, description, stored = shipped
         return _cached_deck(path, name, description, stored)

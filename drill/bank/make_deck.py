@@ -12,44 +12,42 @@ import sys
 from pathlib import Path
 
 from drill.bank.loader import builtin_bank_files, read_deck_file
-from drill.bank.misconceptions import (
-    CACHE_ENTRY_NAME,
-    CATALOGUE_PATH,
-    load_misconception_catalogue,
-)
-from drill.bank.validated_deck import code_key, file_digest, store_path
+from drill.bank.misconceptions import CATALOGUE_PATH, load_misconception_catalogue
+from drill.bank.validated_deck import CATALOGUE, DECKS, code_key, file_digest, store_path
 
 
-def build_store() -> dict[str, tuple[str, str, str | None, list]]:
-    """Validate every built-in file from source: file name -> (digest, name, description,
-    entries). Raises ValueError naming the first problem: a deck with problems is never stored."""
-
-    files: dict[str, tuple[str, str, str | None, list]] = {}
+def build_store() -> dict[str, dict[str, tuple]]:
+    """Validate every built-in file from source, as drill.bank.validated_deck stores them.
+    Raises ValueError naming the first problem: a deck with problems is never stored."""
+    decks: dict[str, tuple] = {}
     for path in builtin_bank_files():
         digest = file_digest(path)
         info, loaded, problems = read_deck_file(path)
         if problems or info is None or digest is None:
             raise ValueError(str(problems[0]) if problems else f"{path.name}: cannot be read")
-        entries = [(item.question, item.line) for item in loaded]
-        files[path.name] = (digest, info.name, info.description, entries)
+        questions = [(item.question, item.line) for item in loaded]
+        decks[path.name] = (digest, info.name, info.description, questions)
     digest = file_digest(CATALOGUE_PATH)
     if digest is None:
         raise ValueError(f"{CATALOGUE_PATH.name}: cannot be read")
-    catalogue = list(load_misconception_catalogue(CATALOGUE_PATH).values())
-    files[CATALOGUE_PATH.name] = (digest, CACHE_ENTRY_NAME, None, catalogue)
-    return files
+    entries = list(load_misconception_catalogue(CATALOGUE_PATH).values())
+    return {DECKS: decks, CATALOGUE: {CATALOGUE_PATH.name: (digest, entries)}}
+
+
+def store_bytes() -> bytes:
+    """The store as make deck writes it."""
+    return pickle.dumps((code_key(), build_store()), pickle.HIGHEST_PROTOCOL)
 
 
 def write_store() -> tuple[Path, int]:
     """Build the store and write it atomically (a temporary file, then a rename): its path
     and the number of files it holds."""
     target = store_path()
-    files = build_store()
+    contents = store_bytes()
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    with open(temporary, "wb") as file:
-        pickle.dump((code_key(), files), file, pickle.HIGHEST_PROTOCOL)
+    temporary.write_bytes(contents)
     os.replace(temporary, target)
-    return target, len(files)
+    return target, len(builtin_bank_files()) + 1
 
 
 def main() -> int:

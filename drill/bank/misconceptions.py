@@ -51,9 +51,9 @@ def _load_catalogue(path: str, cached: bool = False) -> dict[str, MisconceptionI
         return _read_catalogue(path)
     from drill.bank import deck_cache, validated_deck
 
-    shipped = validated_deck.lookup(Path(path))
-    if shipped is not None and shipped[0] == CACHE_ENTRY_NAME:
-        return {info.id: info for info in shipped[2]}
+    shipped = validated_deck.lookup_catalogue(Path(path))
+    if shipped is not None:
+        return {info.id: info for info in shipped}
     key = deck_cache.entry_key(Path(path))
     cache_dir = deck_cache.default_cache_dir()
     if key is not None:

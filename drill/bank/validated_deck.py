@@ -2,8 +2,8 @@
 
 `question_bank/validated_deck.pickle` holds every built-in deck file and the misconception
 catalogue as the loader validates them, each under the SHA-256 of the file's bytes, and the
-whole store under the entry layout, the kvdrill version and the SHA-256 of the source of the
-code that reads decks (`deck_cache._READER_MODULES` and this module). It is what `.pyc`
+whole store under the entry layout, the kvdrill version and the SHA-256 of the code a
+validated question depends on (CODE_FILES). It is what `.pyc`
 files are to modules: made once, from the same files, by `make deck` (`python -m
 drill.bank.make_deck`), and `tests/test_validated_deck.py` fails while it is stale.
 
@@ -12,7 +12,7 @@ code that reads decks is the code that wrote the store. Anything else (an edited
 deck of the user's, new code, a missing or damaged store) misses, and the file is read
 from source through the user's deck cache (drill.bank.deck_cache) as before. `kvdrill bank
 lint` never uses either. The store is loaded only from the installed package, beside the
-code that reads it.
+code that reads it, and loading it builds only the bank's own question classes.
 """
 
 from __future__ import annotations
@@ -24,8 +24,27 @@ from pathlib import Path
 from typing import Any
 
 STORE_NAME = "validated_deck.pickle"
-# the modules that read and write the store, beside deck_cache's reader modules
-_STORE_MODULES = ("validated_deck.py", "make_deck.py")
+# the code a validated question depends on, relative to the drill package: what reads,
+# validates and stores a deck, and what validation consults (units and templates, GPU
+# names and figures, model presets, run fields); an edit to any of it misses the store
+CODE_FILES = (
+    "bank/schema.py",
+    "bank/loader.py",
+    "bank/yaml_lines.py",
+    "bank/deck_cache.py",
+    "bank/misconceptions.py",
+    "bank/validated_deck.py",
+    "bank/make_deck.py",
+    "quantities/*.py",
+    "serving/gpus.py",
+    "serving/measured.py",
+    "serving/presets.yaml",
+    "text.py",
+)
+# the only classes a store may hold (with builtin containers and values): loading it builds
+# these and nothing else, so the file cannot make the loader run other code
+_ALLOWED_CLASSES = {"drill.bank.schema": None, "drill.bank.misconceptions": {"MisconceptionInfo"}}
+DECKS, CATALOGUE = "decks", "catalogue"
 
 
 def store_path() -> Path:
@@ -34,21 +53,33 @@ def store_path() -> Path:
     return BANK_DIR / STORE_NAME
 
 
+def code_files() -> list[Path]:
+    """The files of CODE_FILES, in a fixed order."""
+    package = Path(__file__).resolve().parent.parent
+    files: list[Path] = []
+    for pattern in CODE_FILES:
+        found = sorted(package.glob(pattern)) if "*" in pattern else [package / pattern]
+        files.extend(found)
+    return files
+
+
 @functools.cache
 def code_key() -> tuple[Any, ...]:
-    """What the store depends on besides the files: the entry layout, the kvdrill version
-    and the source of the reader modules, read once per process."""
+    """What the store depends on besides the deck's files: the entry layout, the kvdrill
+    version and the bytes of the code in CODE_FILES, read once per process (a process that
+    loaded the old code must not take a store written for the code an upgrade put there
+    meanwhile for its own)."""
     from drill import __version__
-    from drill.bank.deck_cache import _READER_MODULES, ENTRY_FORMAT
+    from drill.bank.deck_cache import ENTRY_FORMAT
 
+    package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    here = Path(__file__).parent
-    for name in (*_READER_MODULES, *_STORE_MODULES):
-        digest.update(name.encode())
+    for path in code_files():
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
         try:
-            digest.update((here / name).read_bytes())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
         except OSError:
-            digest.update(b"\0missing")
+            digest.update(b"missing")
     return (ENTRY_FORMAT, __version__, digest.hexdigest())
 
 
@@ -59,24 +90,44 @@ def file_digest(path: Path) -> str | None:
         return None
 
 
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if module in _ALLOWED_CLASSES:
+            allowed = _ALLOWED_CLASSES[module]
+            if (allowed is None or name in allowed) and not name.startswith("_"):
+                found = super().find_class(module, name)
+                if isinstance(found, type):
+                    return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not a class a store may hold")
+
+
+def read_store(path: Path) -> tuple[Any, Any]:
+    """(code key, contents) of the store at `path`, building only the allowed classes;
+    raises OSError or pickle.UnpicklingError (or another error for a damaged file)."""
+    with open(path, "rb") as file:
+        key, contents = _Unpickler(file).load()
+    return key, contents
+
+
 @functools.cache
-def _load_store() -> dict[str, tuple[str, str, str | None, list]] | None:
-    """file name -> (digest, name, description, entries), or None when the store is absent,
-    unreadable or written by other code."""
+def _load_store() -> dict[str, dict[str, tuple]] | None:
+    """{DECKS: {file name: (digest, name, description, [(question, line), ...])},
+    CATALOGUE: {file name: (digest, [entry, ...])}}, or None when the store is absent,
+    unreadable, holds what it may not, or was written by other code."""
     try:
-        with open(store_path(), "rb") as file:
-            stored = pickle.load(file)  # noqa: S301 - written by make deck, shipped beside this code
-        key, files = stored
+        key, contents = read_store(store_path())
     except Exception:  # noqa: BLE001 - any unreadable store is a miss, never an error
         return None
-    if key != code_key() or not isinstance(files, dict):
+    if key != code_key() or not isinstance(contents, dict):
         return None
-    return files
+    if not all(isinstance(contents.get(section), dict) for section in (DECKS, CATALOGUE)):
+        return None
+    return contents
 
 
-def lookup(path: Path) -> tuple[str, str | None, list] | None:
-    """(name, description, entries) stored for the built-in file `path` as its bytes are now,
-    or None. A deck's entries are (question, line) pairs; the catalogue's are its entries."""
+def _stored(path: Path, section: str) -> tuple | None:
+    """The store's entry for the built-in file `path` in `section`, if it was made from the
+    bytes the file holds now."""
     from question_bank import BANK_DIR
 
     try:
@@ -85,10 +136,27 @@ def lookup(path: Path) -> tuple[str, str | None, list] | None:
         return None
     if resolved.parent != BANK_DIR:
         return None
-    files = _load_store()
-    if files is None or resolved.name not in files:
+    contents = _load_store()
+    entry = None if contents is None else contents[section].get(resolved.name)
+    if not isinstance(entry, tuple) or not entry or entry[0] != file_digest(resolved):
         return None
-    digest, name, description, entries = files[resolved.name]
-    if digest != file_digest(resolved) or not isinstance(entries, list):
+    return entry
+
+
+def lookup_deck(path: Path) -> tuple[str, str | None, list] | None:
+    """(name, description, [(question, line), ...]) stored for the built-in deck file `path`
+    as its bytes are now, or None."""
+    entry = _stored(path, DECKS)
+    if entry is None or len(entry) != 4 or not isinstance(entry[3], list):
         return None
-    return name, description, entries
+    _, name, description, questions = entry
+    return name, description, questions
+
+
+def lookup_catalogue(path: Path) -> list | None:
+    """The entries stored for the built-in misconception catalogue `path` as its bytes are
+    now, or None."""
+    entry = _stored(path, CATALOGUE)
+    if entry is None or len(entry) != 2 or not isinstance(entry[1], list):
+        return None
+    return entry[1]
