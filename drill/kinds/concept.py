@@ -9,7 +9,8 @@ suggests a rating only where its reading is sure enough:
 - Hard when at least half the points are found and nothing is contradicted;
 - Again when the text makes a wrong claim (and says nothing that point needs), or is
   empty; also where a point is found and contradicted at once, if the wrong claims are
-  at least as many as the points found (the answer is more wrong than right);
+  at least as many as the points found, the contradicted ones among them (the answer is
+  more wrong than right);
 - no suggestion, the user rates, when the reading is uncertain: fewer than half the
   points found and nothing wrong (a right answer in other words reads so too), a list
   of fragments with no sentence (terms named with nothing claimed about them, or a
@@ -79,7 +80,7 @@ class ConceptKind(Kind):
         got = [p for p, c in zip(points, found.covered, strict=True) if c]
         missed = [p for p, c in zip(points, found.covered, strict=True) if not c]
         claims = [claim for claim in found.wrong_claims if claim]
-        rating = suggestion(text, found.covered, claims, any(found.conflicted))
+        rating = suggestion(text, found.covered, claims, sum(found.conflicted))
         lines = []
         if got:
             lines.append("Covered: " + points_text(got))
@@ -182,10 +183,8 @@ _CLAIM_WORDS = frozenset(
     "is are was were be been being does do did has have had will would can could should "
     "must means reads stores uses needs takes saves skips shares keeps holds costs grows "
     "drops falls rises shrinks increases decreases lowers raises makes avoids reuses "
-    "because so since therefore not never cannot".split()
+    "because so since therefore".split()
 )
-# nor does one that relates terms by a sign ("L = λW", "prefill → compute-bound", "≈ 1/TPOT")
-_RELATION = re.compile(r"[=→≈÷<>]|->")
 _PARTS = re.compile(r"[,;\n•|/]+|\s[-–—]\s")
 FRAGMENT_WORDS = 5  # a list's parts are at most this long
 
@@ -200,28 +199,27 @@ def fragment_parts(text: str) -> int:
     """How many fragments `text` is a list of, 0 when it is no list: at least three parts
     (split at commas, semicolons, line breaks, bullets, slashes and dashes between
     spaces), none longer than FRAGMENT_WORDS words, none holding a word that claims
-    something about them ("is", "reads", "because", a denial: "not", "won't") or a sign
-    relating them ("=", "→")."""
+    something about them ("is", "reads", "because")."""
     parts = [part.split() for part in _PARTS.split(text) if part.strip()]
     if len(parts) < 3 or any(len(words) > FRAGMENT_WORDS for words in parts):
         return 0
-    words = {w.strip(".:!?()").casefold().replace("’", "'") for part in parts for w in part}
-    if words & _CLAIM_WORDS or any(w.endswith("n't") for w in words) or _RELATION.search(text):
-        return 0
-    return len(parts)
+    words = {w.strip(".:!?()").casefold() for part in parts for w in part}
+    return 0 if words & _CLAIM_WORDS else len(parts)
 
 
 def suggestion(
-    text: str, covered: Sequence[bool], claims: Sequence[str], conflicted: bool
+    text: str, covered: Sequence[bool], claims: Sequence[str], conflicted: int
 ) -> int | None:
     """The rating to suggest for a concept answer, or None when its reading is too
-    uncertain (see the module's docstring)."""
+    uncertain (see the module's docstring). `conflicted`: how many points were found and
+    contradicted at once; such a point counts as found (its wrong claim is among
+    `claims`), so one wrong cue on a point said right never outweighs it."""
     got, count = sum(1 for tick in covered if tick), len(covered)
     if not text.strip():
         return AGAIN
     if fragment_parts(text):
         return None
-    if conflicted and len(claims) < got:
+    if conflicted and len(claims) < got + conflicted:
         return None
     if claims:
         return AGAIN
