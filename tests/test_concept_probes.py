@@ -119,6 +119,34 @@ PROBES = [
     # something (the reader cannot tell which term a "won't" belongs to)
     ("decode-idle-gpu-saturated", "Yes: memory-bound, HBM bandwidth saturated, cores stall on "
      "loads; more FLOPs won't help.", None),
+    # right answers that name a wrong version in passing, or a contrast, and wrong ones a
+    # cue without its subject used to credit: no wrong claim is read into the right ones
+    # (each had been suggested Again or Hard), and no wrong one is suggested Good
+    ("define-tpot", "The time between two consecutive output tokens; it is one decode step, so "
+     "it depends on whatever else is running in the batch.", 3),
+    ("define-ttft", "Time from sending the request until the first output token arrives: "
+     "queueing plus prefill. End-to-end latency depends on the output length, TTFT does not.",
+     3),
+    ("decode-idle-gpu-saturated", "Compute is underused, but the SMs stall waiting on memory: "
+     "decode is memory-bound and HBM bandwidth is saturated, so more FLOPs would not help.", 3),
+    ("mla-what-it-caches", "MHA caches K and V for every head; MLA caches one compressed latent "
+     "per token and up-projects it, so the cache is much smaller.", None),
+    ("tp-across-nodes", "Tensor parallelism needs an all-reduce in every layer, unlike data "
+     "parallelism, which needs no communication between GPUs in the forward pass, so across "
+     "nodes the slow network dominates.", 2),
+    ("contiguous-reservation-waste", "Contiguous allocation reserves the max length per request "
+     "and wastes memory to fragmentation; paged blocks are slightly slower to access but "
+     "waste almost nothing.", 3),
+    ("goodput-definition", "Goodput is the number of useful requests per second that meet "
+     "both SLOs", None),
+    ("attention-sinks-streaming", "The first tokens get lots of attention not because of "
+     "important content but because softmax must sum to one.", None),
+    ("define-tpot", "TPOT is the time per output token after the first; it is not total request "
+     "time divided by tokens, which would include the first token.", 2),
+    ("define-tpot", "TPOT is the time between two requests arriving at the server; it grows "
+     "with the batch size", 2),
+    ("goodput-definition", "as throughput increases, goodput always increases too, so capacity "
+     "is the peak rate", 1),
 ]  # fmt: skip
 
 
