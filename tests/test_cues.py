@@ -34,6 +34,18 @@ def test_cannot_and_cant_negate():
     assert finds("it won't include queueing", "queueing") is False
 
 
+def test_a_reason_denied_is_negated():
+    assert finds("they draw attention not because of their content", "their content") is False
+    assert finds("they draw attention isn't because of their content", "their content") is False
+    assert finds("they draw attention because of their content", "their content") is True
+    # the "not" belongs to another clause
+    assert finds("it is not slow, because of their content", "their content") is True
+    # and a reason denied reaches no further than a "not" does
+    assert finds(
+        "not because of what the very first few tokens happen to hold as content", "content"
+    ) is True
+
+
 def test_a_star_or_a_dot_is_a_times_sign():
     assert finds("the cache is 2*layers*heads", "2 × layers") is True
     assert finds("the cache is 2·layers·heads", "2 × layers") is True

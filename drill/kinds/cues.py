@@ -24,7 +24,8 @@ doesn't change"), and when it is said to be excluded, omitted, ignored or left
 out; "the cached prefix doesn't need to be prefilled" leaves "cached prefix"
 standing. "Not only", "not just" and "no matter" negate nothing. A clause
 ends at , ; : . ! ? and brackets, and at and, but, so, yet, while, whereas,
-although, though, because, however.
+although, though, because, however; a reason denied ("not because of their content")
+is negated within its reach.
 
 Polarity goes beyond "not": "regardless of", "independent of", "irrespective of",
 "unrelated to" and "nothing to do with" deny what follows them, and a cue followed by
@@ -402,6 +403,10 @@ class Answer:
         between = 0
         for i in range(start - 1, -1, -1):
             token = self.tokens[i]
+            if token.word == "because" and i > 0 and self.tokens[i - 1].word in _VERB_NEGATORS:
+                # "not because of its content": the reason given is the one denied
+                if between <= NEGATION_REACH:
+                    return True
             if token.clause_end or between > NEGATION_REACH:
                 break
             if i in self._negators and between <= self._negators[i]:
