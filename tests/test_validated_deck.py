@@ -187,11 +187,49 @@ def test_a_copy_written_by_other_code_is_a_miss(bank_dir, monkeypatch, owner, na
 def test_a_copy_holding_anything_but_question_classes_is_refused(bank_dir, foreign):
     store = bank_dir / "validated_deck.pickle"
     key, contents = validated_deck.read_store(store)
-    store.write_bytes(pickle.dumps((key, {**contents, "extra": foreign})))
+    store.write_bytes(pickle.dumps((key, {**contents, "extra": foreign}), protocol=4))
     with pytest.raises(pickle.UnpicklingError, match="is not a class a store may hold"):
         validated_deck.read_store(store)
     validated_deck._load_store.cache_clear()
     assert source_read(load_bank([bank_dir / "shipped.yaml"]))
+
+
+def _stack_global(module: str, name: str) -> bytes:
+    """A protocol 4 pickle of the object `module`.`name` names, dotted names followed."""
+
+    def text(value: str) -> bytes:
+        data = value.encode()
+        return pickle.SHORT_BINUNICODE + bytes([len(data)]) + data
+
+    return pickle.PROTO + b"\x04" + text(module) + text(name) + pickle.STACK_GLOBAL + pickle.STOP
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("drill.bank.schema", "RangeParam.__init__.__class__"),  # the function type
+        ("drill.bank.schema", "RangeParam.__init__.__code__.__class__"),  # the code type
+        ("drill.bank.schema", "TypeAdapter"),  # imported there, not defined there
+        ("drill.bank.schema", "question_adapter"),
+        ("builtins", "eval"),
+        ("os", "system"),
+    ],
+)
+def test_only_the_banks_own_classes_are_named_by_exact_name(tmp_path, module, name):
+    store = tmp_path / "store.pickle"
+    store.write_bytes(_stack_global(module, name))
+    with pytest.raises(pickle.UnpicklingError, match="is not a class a store may hold"):
+        validated_deck.read_store(store)
+
+
+def test_the_classes_a_store_may_hold():
+    allowed = validated_deck.allowed_classes()
+    assert ("drill.bank.schema", "NumericQuestion") in allowed
+    assert ("drill.bank.misconceptions", "MisconceptionInfo") in allowed
+    assert {module for module, _name in allowed} == {
+        "drill.bank.schema", "drill.bank.misconceptions"
+    }  # fmt: skip
+    assert all("." not in name for _module, name in allowed)
 
 
 def test_the_catalogue_given_as_a_deck_is_read_as_one(bank_dir):

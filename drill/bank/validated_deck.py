@@ -41,9 +41,9 @@ CODE_FILES = (
     "serving/presets.yaml",
     "text.py",
 )
-# the only classes a store may hold (with builtin containers and values): loading it builds
-# these and nothing else, so the file cannot make the loader run other code
-_ALLOWED_CLASSES = {"drill.bank.schema": None, "drill.bank.misconceptions": {"MisconceptionInfo"}}
+# the modules whose dataclasses a store may hold (with builtin containers and values):
+# loading it builds these and nothing else, so the file cannot make the loader run other code
+_CLASS_MODULES = ("drill.bank.schema", "drill.bank.misconceptions")
 DECKS, CATALOGUE = "decks", "catalogue"
 
 
@@ -90,15 +90,28 @@ def file_digest(path: Path) -> str | None:
         return None
 
 
+@functools.cache
+def allowed_classes() -> dict[tuple[str, str], type]:
+    """(module, name) -> class, for every dataclass defined in _CLASS_MODULES."""
+    import dataclasses
+    import importlib
+
+    allowed = {}
+    for module_name in _CLASS_MODULES:
+        for name, value in vars(importlib.import_module(module_name)).items():
+            if isinstance(value, type) and dataclasses.is_dataclass(value):
+                if value.__module__ == module_name and value.__qualname__ == name:
+                    allowed[module_name, name] = value
+    return allowed
+
+
 class _Unpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
-        if module in _ALLOWED_CLASSES:
-            allowed = _ALLOWED_CLASSES[module]
-            if (allowed is None or name in allowed) and not name.startswith("_"):
-                found = super().find_class(module, name)
-                if isinstance(found, type):
-                    return found
-        raise pickle.UnpicklingError(f"{module}.{name} is not a class a store may hold")
+        # looked up by exact name, never by attribute path ("X.__init__.__class__")
+        found = allowed_classes().get((module, name))
+        if found is None:
+            raise pickle.UnpicklingError(f"{module}.{name} is not a class a store may hold")
+        return found
 
 
 def read_store(path: Path) -> tuple[Any, Any]:
