@@ -44,6 +44,12 @@ def test_a_reason_denied_is_negated():
     assert finds(
         "not because of what the very first few tokens happen to hold as content", "content"
     ) is True
+    # an elliptical "not" before a reason denies the verb left out, not the reason
+    assert finds("they are not because decode is memory bound", "memory bound") is True
+    assert finds("it can't because decode is memory bound", "memory bound") is True
+    # a cleft sentence: what follows "that" is said
+    assert finds("it is not because of batch size that tpot grows", "tpot grows") is True
+    assert finds("it is not because of batch size that tpot grows", "batch size") is False
 
 
 def test_a_star_or_a_dot_is_a_times_sign():

@@ -25,7 +25,7 @@ out; "the cached prefix doesn't need to be prefilled" leaves "cached prefix"
 standing. "Not only", "not just" and "no matter" negate nothing. A clause
 ends at , ; : . ! ? and brackets, and at and, but, so, yet, while, whereas,
 although, though, because, however; a reason denied ("not because of their content")
-is negated within its reach.
+is negated within its reach, up to a "that", "which" or "who".
 
 Polarity goes beyond "not": "regardless of", "independent of", "irrespective of",
 "unrelated to" and "nothing to do with" deny what follows them, and a cue followed by
@@ -88,6 +88,8 @@ _NOUN_NEGATORS = frozenset({"no", "without", "unlike"})
 _CONTRASTS = frozenset({("rather", "than"), ("instead", "of"), ("opposed", "to")})
 # "not only X but also Y", "no matter how large": nothing is denied
 _NOT_NEGATING_NEXT = frozenset({"only", "just", "matter", "doubt", "less"})
+# words that open a clause of their own inside a sentence ("it is not because of X that Y")
+_RELATIVES = frozenset({"that", "which", "who"})
 # "No it doesn't", "No, this only helps decode": an answer's no, not a determiner
 _PRONOUNS = frozenset("it this that they you we i he she there".split())
 _CLAUSE_WORDS = frozenset(
@@ -398,12 +400,20 @@ class Answer:
                     found[i] = NOUN_NEGATION_REACH
         return found
 
+    def _denied_reason(self, i: int) -> bool:
+        """Whether the "because" at tokens[i] is "not because of": a reason named and
+        denied ("not because of their content"; not "they are not, because decode...")."""
+        following = self.tokens[i + 1].word if i + 1 < len(self.tokens) else ""
+        return following == "of" and i > 0 and self.tokens[i - 1].word in _VERB_NEGATORS
+
     def _negated(self, start: int, end: int) -> bool:
         """Whether the cue at tokens[start..end] stands under negation or contrast."""
         between = 0
+        relative = False  # "it is not because of X that Y": Y is the clause's own
         for i in range(start - 1, -1, -1):
             token = self.tokens[i]
-            if token.word == "because" and i > 0 and self.tokens[i - 1].word in _VERB_NEGATORS:
+            relative = relative or token.word in _RELATIVES
+            if token.word == "because" and not relative and self._denied_reason(i):
                 # "not because of its content": the reason given is the one denied
                 if between <= NEGATION_REACH:
                     return True
