@@ -144,9 +144,31 @@ PROBES = [
     ("define-tpot", "TPOT is the time per output token after the first; it is not total request "
      "time divided by tokens, which would include the first token.", 2),
     ("define-tpot", "TPOT is the time between two requests arriving at the server; it grows "
-     "with the batch size", 2),
+     "with the batch size", 1),
     ("goodput-definition", "as throughput increases, goodput always increases too, so capacity "
      "is the peak rate", 1),
+    # the same claims worded with "it", or around a comma, are still read; the right ones
+    # with other pairings still credited
+    ("define-tpot", "TPOT is the time between two tokens; it stays constant whatever else is "
+     "running.", 1),
+    ("define-tpot", "TPOT is the time per output token; it is the same whatever else is "
+     "running.", 1),
+    ("define-tpot", "TPOT is the average time per token, including the first token; it depends "
+     "on the batch.", 1),
+    ("define-tpot", "TPOT is the time between two successive tokens; it grows with the batch "
+     "size.", 3),
+    ("define-tpot", "The time between two decode outputs, i.e. one decode step of the whole "
+     "running batch.", 3),
+    ("define-ttft", "TTFT is the time until the first token arrives. It depends on the output "
+     "length.", 1),
+    ("mla-what-it-caches", "It caches the K and V for every head, just compressed to lower "
+     "precision.", 1),
+    ("tp-across-nodes", "It needs no communication between GPUs, so nodes are fine.", 1),
+    ("decode-idle-gpu-saturated", "No. Idle tensor cores mean the hardware is underused, so "
+     "there is headroom for more work.", 1),
+    ("goodput-definition", "Goodput is useful output tokens per second. Raw throughput keeps "
+     "rising with a bigger batch while requests miss; capacity is the max rate at which 90 % "
+     "of requests meet the targets.", None),
 ]  # fmt: skip
 
 
