@@ -3,12 +3,12 @@
 `question_bank/validated_deck.pickle` holds every built-in deck file and the misconception
 catalogue as the loader validates them, each under the SHA-256 of the file's bytes, and the
 whole store under the entry layout, the kvdrill version and the SHA-256 of the code a
-validated question depends on (CODE_FILES). It is what `.pyc`
-files are to modules: made once, from the same files, by `make deck` (`python -m
-drill.bank.make_deck`), and `tests/test_validated_deck.py` fails while it is stale.
+validated question depends on (CODE_FILES). It is what `.pyc` files are to modules: made
+once, from the same files, by `make deck` (`python -m drill.bank.make_deck`), and
+`tests/test_validated_deck.py` fails while it differs from what make deck would write.
 
 A built-in file is served from it only when its bytes hash to the stored digest and the
-code that reads decks is the code that wrote the store. Anything else (an edited file, a
+code in CODE_FILES is the code that wrote the store. Anything else (an edited file, a
 deck of the user's, new code, a missing or damaged store) misses, and the file is read
 from source through the user's deck cache (drill.bank.deck_cache) as before. `kvdrill bank
 lint` never uses either. The store is loaded only from the installed package, beside the
