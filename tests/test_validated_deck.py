@@ -271,6 +271,18 @@ def test_the_copy_is_packaged():
     assert "validated_deck.pickle" in config["tool"]["setuptools"]["package-data"]["question_bank"]
 
 
+def test_make_deck_refuses_a_catalogue_with_problems(bank_dir, monkeypatch, tmp_path, capsys):
+    catalogue = tmp_path / "misconceptions.yaml"
+    catalogue.write_text("forgot-kv-factor: [not, a, mapping]\n", encoding="utf-8")
+    monkeypatch.setattr(make_deck, "CATALOGUE_PATH", catalogue)
+    before = (bank_dir / "validated_deck.pickle").read_bytes()
+    assert make_deck.main() == 1
+    err = capsys.readouterr().err
+    assert err.startswith("the built-in deck has a problem, not stored: misconceptions.yaml")
+    assert err.count("\n") == 1
+    assert (bank_dir / "validated_deck.pickle").read_bytes() == before
+
+
 def test_make_deck_refuses_a_deck_with_problems(bank_dir, capsys):
     store = bank_dir / "validated_deck.pickle"
     before = store.read_bytes()

@@ -14,6 +14,7 @@ from pathlib import Path
 from drill.bank.loader import builtin_bank_files, read_deck_file
 from drill.bank.misconceptions import CATALOGUE_PATH, load_misconception_catalogue
 from drill.bank.validated_deck import CATALOGUE, DECKS, code_key, file_digest, store_path
+from drill.errors import BankError
 
 
 def build_store() -> dict[str, dict[str, tuple]]:
@@ -53,7 +54,7 @@ def write_store() -> tuple[Path, int]:
 def main() -> int:
     try:
         target, count = write_store()
-    except ValueError as exc:
+    except (ValueError, BankError) as exc:  # a deck's problem, or the catalogue's
         print(f"the built-in deck has a problem, not stored: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {target.name}: {count} files validated")
