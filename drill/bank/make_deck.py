@@ -35,20 +35,21 @@ def build_store() -> dict[str, dict[str, tuple]]:
     return {DECKS: decks, CATALOGUE: {CATALOGUE_PATH.name: (digest, entries)}}
 
 
-def store_bytes() -> bytes:
-    """The store as make deck writes it."""
-    return pickle.dumps((code_key(), build_store()), pickle.HIGHEST_PROTOCOL)
+def store_bytes(contents: dict[str, dict[str, tuple]] | None = None) -> bytes:
+    """The store as make deck writes it (of `contents`, or of the deck built now)."""
+    contents = build_store() if contents is None else contents
+    return pickle.dumps((code_key(), contents), pickle.HIGHEST_PROTOCOL)
 
 
 def write_store() -> tuple[Path, int]:
     """Build the store and write it atomically (a temporary file, then a rename): its path
     and the number of files it holds."""
     target = store_path()
-    contents = store_bytes()
+    contents = build_store()
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(contents)
+    temporary.write_bytes(store_bytes(contents))
     os.replace(temporary, target)
-    return target, len(builtin_bank_files()) + 1
+    return target, sum(map(len, contents.values()))
 
 
 def main() -> int:
