@@ -47,7 +47,11 @@ from drill.kinds.grade import grade  # noqa: E402
 SETS = {
     "first": REPO / "tests" / "data" / "expert_concept_answers.yaml",
     "heldout": REPO / "tests" / "data" / "expert_concept_answers_heldout.yaml",
+    "third": REPO / "tests" / "data" / "expert_concept_answers_third.yaml",
+    "dev": REPO / "tests" / "data" / "concept_dev_answers.yaml",
 }
+# the sets measured together by --set all: the expert sets, never the tuning set
+MEASURED = ("first", "heldout", "third")
 SET = SETS["first"]
 TARGETS = {"agreement": 0.80, "wrong_suggested_good": 0.02, "right_suggested_again": 0,
            "abstain": 0.25}  # fmt: skip
@@ -83,13 +87,16 @@ def figures(rows: list[dict]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=("first", "heldout", "both"), default="first")
+    parser.add_argument(
+        "--set", choices=(*SETS, "both", "all"), default="first",
+        help="both: first and heldout; all: the three expert sets",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    names = ("first", "heldout") if args.set == "both" else (args.set,)
+    names = {"both": ("first", "heldout"), "all": MEASURED}.get(args.set, (args.set,))
     sets = {name: graded(SETS[name]) for name in names}
     if len(sets) > 1:
-        sets["both sets"] = [row for rows in sets.values() for row in rows]
+        sets["together"] = [row for rows in sets.values() for row in rows]
     found = {name: report(rows, args.json) for name, rows in sets.items()}
     if args.json:
         print(json.dumps(found if len(found) > 1 else found[names[0]], indent=2))

@@ -240,11 +240,30 @@ def test_a_point_said_the_other_way_is_named_in_the_verdict():
         ("a b c", (True, True, False, False), (), False, 2),
         ("a b c", (True, True, True), ("wrong",), False, 1),
         ("a b c", (True, True, True), ("wrong",), True, None),  # found and contradicted
+        # one detail off: one wrong claim, not on the first point, the others all said
+        ("a b c", (True, True, False), (None, None, "wrong"), False, 2),
+        ("a b c", (True, False, True), (None, "wrong", None), False, 2),
+        ("a b c", (False, True, True), ("wrong", None, None), False, 1),  # the headline
+        ("a b c", (True, False, False), (None, None, "wrong"), False, 1),  # one point said
+        ("a b c", (True, True, False, False), (None, None, "w", None), False, 1),  # one missed
+        ("a b c", (True, False, False), (None, "w", "w"), False, 1),  # two wrong claims
+        ("a b", (True, False), (None, "wrong"), False, 1),  # only one point said
         ("KV cache, GQA, paging, FlashAttention", (True, True), (), False, None),  # a list
         ("KV cache, GQA", (True, True), (), False, 3),  # two parts are no list
         ("KV heads are shared, cache shrinks, queries unchanged", (True, True), (), False, 3),
-        ("a, b, c, d, e, f word word", (True,), (), False, None),
-        ("a, b, c six words in this part here", (True,), (), False, 3),  # a part too long
+        ("a, b, c, d, e word word", (True,), (), False, None),  # five terms: terse or not
+        ("a, b, c, d, e, f word word", (True,), (), False, 1),  # six terms: no answer
+        ("a, b, c, d, e, f word word", (False,), ("wrong",), False, 1),
+        # a note that states or denies something is read as an answer
+        ("a: b, c, d, e, f word word", (True,), (), False, 3),
+        ("a = b, c, d, e, f word word", (True,), (), False, 3),
+        ("a, b, c, d, e, f not g", (True,), (), False, 3),
+        ("a, b, c → d, e, f g", (True, False), (), False, 2),
+        # a list of terms that may move or relate them is not a bare list: uncertain
+        ("a, b, c, d, e, f lower g", (True,), (), False, None),
+        ("a, b, c, d, e, f + g", (True,), (), False, None),
+        ("a, b, c, d, e, f (g)", (True,), (), False, None),
+        ("a, b, c, d, e, f six words in this part", (True,), (), False, 3),  # a long part
     ],
 )  # fmt: skip
 def test_the_suggestion_says_when_it_cannot_tell(text, covered, claims, conflicted, rating):
@@ -260,6 +279,59 @@ def test_a_list_of_terms_is_left_to_the_user_and_the_verdict_says_why():
         "A list of terms claims nothing about them: the grader cannot tell what you know, so "
         "rate it yourself (and say what each does, and why)."
     )
+
+
+def test_a_long_list_of_terms_is_no_answer_and_ticks_nothing():
+    text = "TTFT, queueing, prefix reuse, radix tree, prefill, hit rate"
+    verdict = grade(PREFIX, text)
+    assert (verdict.rating, verdict.covered, verdict.wrong_claims) == (
+        1, (False, False, False), (None, None, None),
+    )  # fmt: skip
+    assert verdict.feedback == (
+        "Missed: It lowers TTFT; Queueing is part of TTFT; The shared prefix's prefill is "
+        "skipped.\n"
+        "A list of terms names the topic's words but claims nothing about them: an "
+        "interviewer hears no answer in it, so no point is ticked. Say what each does, and "
+        "why; tick the points you meant if you rate it yourself."
+    )
+    # the same list as bullets, one per line, is the same list
+    bullets = "- TTFT\n- queueing\n- prefix reuse\n- radix tree\n- prefill\n- hit rate"
+    assert grade(PREFIX, bullets).rating == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "covered", "rating"),
+    [
+        # a note that relates its parts is a terse answer, read as any answer is
+        ("TTFT: lower; queue: part of it; prefix: reuse, skip prefill, radix, hits",
+         (True, True, True), 3),
+        ("lowers TTFT, queueing counts, reuse, radix tree, prefill, hit rate",
+         (True, True, True), 3),
+        ("TTFT, not TPOT, queueing, reuse, radix tree, hit rate", (True, True, True), 3),
+        ("TTFT, not TPOT, reuse, radix tree, hit rate", (True, False, True), 2),
+    ],
+)  # fmt: skip
+def test_a_list_that_relates_its_terms_is_read_as_an_answer(text, covered, rating):
+    verdict = grade(PREFIX, text)
+    assert (verdict.covered, verdict.rating) == (covered, rating)
+
+
+def test_one_detail_off_is_hard_and_a_wrong_headline_is_again():
+    quoted = Instance(
+        question_id="k", kind="concept", seed=1, topic="metrics", difficulty=2,
+        text="Which latency metric does a prefix-cache hit improve, and what makes it up?",
+        answer_text="TTFT: queueing plus prefill, and a hit skips the prefix's prefill.",
+        key_points=PREFIX.key_points,
+        wrong_claims=(
+            (0, "a prefix hit speeds up decode steps", ("speeds up decode",)),
+            (2, "the hit skips the decode", ("skips the decode",)),
+        ),
+    )  # fmt: skip
+    verdict = grade(quoted, "It lowers TTFT, which includes queueing; the hit skips the decode.")
+    assert (verdict.covered, verdict.rating) == ((True, True, False), 2)
+    assert verdict.wrong_claims == (None, None, "the hit skips the decode")
+    verdict = grade(quoted, "It speeds up decode; queueing counts and the prefix is reused.")
+    assert (verdict.covered, verdict.rating) == ((False, True, True), 1)
 
 
 # --------------------------------------------------------------------------- phrasings

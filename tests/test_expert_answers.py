@@ -46,9 +46,9 @@ def test_the_graders_suggestions_against_the_experts_ratings(graded):
     """expert rating -> suggestion (None: the grader abstains), as counts."""
     confusion = Counter((r["rating"], r["suggested"]) for r in graded)
     assert dict(confusion) == {
-        (1, 1): 15, (1, 2): 8, (1, None): 63,
+        (1, 1): 57, (1, 2): 8, (1, None): 21,
         (2, 1): 1, (2, 2): 16, (2, 3): 7, (2, None): 20,
-        (3, 2): 17, (3, 3): 60, (3, None): 8,
+        (3, 2): 17, (3, 3): 63, (3, None): 5,
     }  # fmt: skip
 
 
