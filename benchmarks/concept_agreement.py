@@ -21,10 +21,22 @@ A second set, tests/data/expert_concept_answers_heldout.yaml (220 answers to 44
 questions, 25 of them not in the first set), was written later by another expert from
 each question's prompt, model answer and key points alone, without the cues, the grader
 or the first set, after the grader's cues were last changed against the first set's
-figures: it is the honest measure of how the grader does on answers nobody tuned it
-for. `--set heldout` or `--set both` (each set's figures apart, then the two together).
+figures. It was later measured once for a keep-or-take-back decision on one rule.
 
-    python benchmarks/concept_agreement.py [--set first|heldout|both] [--json]
+A third set, tests/data/expert_concept_answers_third.yaml (220 answers to 44 questions
+drawn at random), was written by a third interviewer the same way, blind to the cues, the
+grader and both other sets, and first measured at the commit that added it, after the
+grader's rules were last changed; the cues changed after that only against the tuning
+set. It is the honest measure of how the grader does on answers nobody tuned it for.
+
+The tuning set, tests/data/concept_dev_answers.yaml (four answers to every concept
+question, rated from the questions alone before the cues were read), is what the cues are
+tuned against; it is measured only with `--set dev`, never in `--set all`.
+
+`--set heldout`, `--set third`, `--set both` (first and heldout) or `--set all` (the
+three expert sets): each set's figures apart, then together.
+
+    python benchmarks/concept_agreement.py [--set first|heldout|third|dev|both|all] [--json]
 """
 
 from __future__ import annotations

@@ -89,3 +89,39 @@ def test_guard_rails_on_the_held_out_set():
     assert sum(1 for r in rows if r["rating"] == 1 and r["suggested"] == 3) <= 2
     assert found["agreement"] >= 0.70
     assert found["abstain"] <= 0.40
+
+
+THIRD = yaml.safe_load(
+    (HERE / "data" / "expert_concept_answers_third.yaml").read_text(encoding="utf-8")
+)["answers"]
+
+
+def test_the_third_set_is_what_it_says_it_is():
+    from drill.bank.loader import load_default_bank
+
+    bank = load_default_bank(())
+    questions = {a["question"] for a in THIRD}
+    assert (len(THIRD), len(questions)) == (220, 44)
+    assert all(bank.get(q).kind == "concept" for q in questions)
+    assert Counter(a["kind"] for a in THIRD) == {
+        "right": 44, "terse": 44, "partial": 44, "wrong": 44, "keywords": 44,
+    }  # fmt: skip
+    assert Counter(a["rating"] for a in THIRD) == {3: 73, 2: 59, 1: 88}
+    assert Counter((a["kind"], a["rating"]) for a in THIRD)[("terse", 2)] == 15
+    assert all(set(a) == {"question", "kind", "answer", "rating"} for a in THIRD)
+
+
+def test_the_third_set_meets_the_targets():
+    """The third set was written blind to the cues, the grader and the other sets, and first
+    measured at the commit that added it, after the grader's rules were last changed:
+    agreement 85.8 % of 183 rated, abstaining on 16.8 %, one wrong answer suggested Good,
+    none right suggested Again. It is not pinned answer by answer; these are the issue's
+    targets, which it must keep meeting."""
+    from concept_agreement import SETS, figures
+    from concept_agreement import graded as grade_the_set
+
+    found = figures(grade_the_set(SETS["third"]))
+    assert found["right_suggested_again"] == 0
+    assert found["wrong_suggested_good"] <= 0.02
+    assert found["agreement"] >= 0.80
+    assert found["abstain"] <= 0.25
