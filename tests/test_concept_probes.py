@@ -115,11 +115,10 @@ PROBES = [
      "that evicts them makes the model fall apart. StreamingLLM keeps about four of those "
      "initial tokens plus a rolling window of recent ones, so the cache is fixed size. It "
      "does not give a longer memory: anything that slid out of the window is gone.", 3),
-    # terse: a note whose parts state ("Yes: ...") or deny ("won't help") something is an
-    # answer, read as any answer is; bare short parts are a list the user rates
+    # terse: short parts with no sentence are a list the user rates, even where one denies
+    # something (the reader cannot tell which term a "won't" belongs to)
     ("decode-idle-gpu-saturated", "Yes: memory-bound, HBM bandwidth saturated, cores stall on "
-     "loads; more FLOPs won't help.", 3),
-    ("decode-idle-gpu-saturated", "memory-bound, HBM bandwidth, stalls, FLOPs", None),
+     "loads; more FLOPs won't help.", None),
     # right answers that name a wrong version in passing, or a contrast, and wrong ones a
     # cue without its subject used to credit: no wrong claim is read into the right ones
     # (each had been suggested Again or Hard), and no wrong one is suggested Good

@@ -279,13 +279,12 @@ CONCEPT_ANSWERS = [
      [], [1, 3], 1),  # the points' words stand only in the clauses of its wrong claims
     # naming FCFS is not enough when the answer calls it fair
     ("vtc-fairness", "FCFS is fair enough for tenants.", [], [1], 1),
-    # right in the main, one later part wrong: Hard, as an interviewer docks one detail
     ("attention-sinks-streaming",
      "Models dump lots of attention on the first few tokens because softmax must sum to one. If"
      " a sliding window evicts them perplexity explodes. StreamingLLM keeps 4 sink tokens plus a"
      " rolling window of recent tokens so memory is constant. It gives infinite context: the"
      " model remembers everything in the stream.",
-     [1, 2], [3], 2),
+     [1, 2], [3], 1),
     ("prefix-routing-vs-load",
      "Sending a request to the replica with the longest prefix match skips that prefill and"
      " lowers TTFT. But a hot system prompt overloads its owner while other replicas idle, and"

@@ -6,24 +6,20 @@ contrast; wrong claims, and a point said the other way, mark their point missed)
 suggests a rating only where its reading is sure enough:
 
 - Good when every point is found and nothing contradicts it;
-- Hard when at least half the points are found and nothing is contradicted, or when
-  the answer is right in the main with one detail off: one wrong claim, about a point
-  other than the first (the question's headline), and every other point found, at least
-  two of them;
+- Hard when at least half the points are found and nothing is contradicted;
 - Again when the text makes a wrong claim (and says nothing that point needs), or is
   empty; also where a point is found and contradicted at once, if the wrong claims are
   at least as many as the points found, the contradicted ones among them (the answer is
-  more wrong than right); and for a bare list of TERM_LIST_PARTS terms or more (short
-  parts with no word that claims, no negation or direction, no mark that relates two
-  things: ":", "=", "→", "+", "×", brackets): it names the topic's words and claims
-  nothing, so no point is read in it and nothing is ticked;
+  more wrong than right); and for a bare list of TERM_LIST_PARTS terms or more that
+  does not name every point (terms of at most TERM_WORDS words, with no word that
+  claims, relates, denies or moves, and no mark that relates two: ":", "=", "→", "+",
+  "×", brackets): it claims nothing and is not even a complete list;
 - no suggestion, the user rates, when the reading is uncertain: fewer than half the
-  points found and nothing wrong (a right answer in other words reads so too), a
-  shorter list of such fragments (a few terms, or a terse note: words alone cannot tell
-  them apart; the verdict says what a list lacks), or a point found and contradicted at
-  once in an answer that finds more points than it gets wrong. A list whose parts relate
-  things ("prefill: compute-bound; decode: memory-bound", "K and V, not Q") is a terse
-  answer and is read as any answer is.
+  points found and nothing wrong (a right answer in other words reads so too), any
+  other list of fragments with no sentence (terms named with nothing claimed about them,
+  or a terse answer in note form: words alone cannot tell them apart; the verdict says
+  what a list lacks), or a point found and contradicted at once in an answer that finds
+  more points than it gets wrong.
 
 The verdict shows the model answer beside the key points as a numbered checklist
 ([x] covered, [!] contradicted) and names each wrong claim; the user's ticks and
@@ -79,29 +75,24 @@ class ConceptKind(Kind):
         return "Answer in your own words"
 
     def grade(self, instance: Instance, answer_text: str) -> Verdict:
-        # the stemmer loads with the first answer read
-        from drill.kinds.cues import Coverage, coverage
+        from drill.kinds.cues import coverage  # the stemmer loads with the first answer read
 
         text = answer_text if isinstance(answer_text, str) else ""
-        found = coverage(text[:MAX_CUE_SEARCH_CHARS], instance.key_points, instance.wrong_claims)
-        terms = term_list(text)
-        if terms:  # it names terms and claims nothing: no point is read in it
-            found = Coverage((False,) * len(found.covered), (None,) * len(found.covered))
+        text = text[:MAX_CUE_SEARCH_CHARS]
+        found = coverage(text, instance.key_points, instance.wrong_claims)
         points = [point for point, _cues in instance.key_points]
         got = [p for p, c in zip(points, found.covered, strict=True) if c]
         missed = [p for p, c in zip(points, found.covered, strict=True) if not c]
         claims = [claim for claim in found.wrong_claims if claim]
-        rating = suggestion(text, found.covered, found.wrong_claims, sum(found.conflicted))
+        rating = suggestion(text, found.covered, claims, sum(found.conflicted))
         lines = []
         if got:
             lines.append("Covered: " + points_text(got))
         if missed:
             lines.append("Missed: " + points_text(missed))
         lines += [careful(claim) for claim in claims]
-        if terms:
-            lines.append(TERM_LIST_NOTE)
-        elif fragment_parts(text):
-            lines.append(LIST_NOTE)
+        if fragment_parts(text):
+            lines.append(TERM_LIST_NOTE if rating == AGAIN else LIST_NOTE)
         return Verdict(
             correct=None, status="self", feedback="\n".join(lines), rating=rating,
             covered=found.covered, wrong_claims=found.wrong_claims,
@@ -198,22 +189,24 @@ _CLAIM_WORDS = frozenset(
     "drops falls rises shrinks increases decreases lowers raises makes avoids reuses "
     "because so since therefore".split()
 )
-_PARTS = re.compile(r"[,;\n•|/]+|\s[-–—]\s")
+_PARTS = re.compile(r"[,;\n•|/→⇒]+|\s[-–—]\s|->|=>")
 FRAGMENT_WORDS = 5  # a list's parts are at most this long
-# a list of this many bare terms or more is read as naming words, not as a terse answer
+# a list of this many bare terms or more, each of at most TERM_WORDS words, that names
+# the words of only some of the points is no answer; a shorter list, or one with longer
+# parts (which may say something: "mean hides tail"), may be a terse note
 TERM_LIST_PARTS = 6
-# a list holding one of these states something, as a terse answer in note form does
-# ("decode: memory-bound", "E2E = TTFT + n·TPOT", "KV heads, not query heads"), and is
-# read as any answer is
-_STATING_MARKS = re.compile(r"[:=→⇒≈]|->")
-_DENYING_WORDS = frozenset("not no never nor without than instead rather".split())
-# a list of terms holding one of these may relate or move them ("batch up, latency
-# higher", "prompt + output", "[B, H, T, d]"): it is not read as a bare list of terms
-_RELATING_MARKS = re.compile(r"[<>+×÷*·⋅∙←↑↓~^()\[\]{}]")
-_MOVING_WORDS = frozenset(
+TERM_WORDS = 3
+# a list holding one of these may state, relate, deny or move its terms ("decode:
+# memory-bound", "E2E = TTFT + n·TPOT", "KV heads, not query heads", "batch up, latency
+# higher", "[B, H, T, d]"): it is no bare list of terms
+_RELATING_MARKS = re.compile(r"[:=<>+×÷*·⋅∙→←↑↓⇒≈~^()\[\]{}]|->|n't\b")
+_RELATING_WORDS = frozenset(
+    "not no never nor without than instead rather vs versus "
     "more less fewer higher lower faster slower larger smaller bigger longer shorter "
     "up down cuts halves doubles".split()
 )
+# a bullet at a line's start: "- tiling", "* SRAM", "• HBM"
+_BULLET = re.compile(r"(?m)^[ \t]*[-–—*•][ \t]+")
 
 
 LIST_NOTE = (
@@ -221,76 +214,66 @@ LIST_NOTE = (
     "so rate it yourself (and say what each does, and why)."
 )
 TERM_LIST_NOTE = (
-    "A list of terms names the topic's words but claims nothing about them: an interviewer "
-    "hears no answer in it, so no point is ticked. Say what each does, and why; tick the "
-    "points you meant if you rate it yourself."
+    "A list of terms claims nothing about them, and leaves points out: an interviewer "
+    "hears no answer in it. Say what each does, and why."
 )
 
 
 def _list_parts(text: str) -> list[list[str]]:
-    """`text` split at commas, semicolons, line breaks, bullets, slashes and dashes
-    between spaces, as lists of words (bullet dashes at a line's start dropped)."""
-    text = re.sub(r"(?m)^\s*[-–—*]\s+", "\n", text)
-    return [part.split() for part in _PARTS.split(text) if part.strip()]
+    """`text` split at commas, semicolons, line breaks, bullets, slashes, arrows and
+    dashes between spaces, as lists of words."""
+    return [part.split() for part in _PARTS.split(_BULLET.sub("\n", text)) if part.strip()]
 
 
 def fragment_parts(text: str) -> int:
     """How many fragments `text` is a list of, 0 when it is no list: at least three parts
-    (split at commas, semicolons, line breaks, bullets, slashes and dashes between
-    spaces), none longer than FRAGMENT_WORDS words, none holding a word that claims
-    something about them ("is", "reads", "because") or denies one ("not", "than"), and
-    no mark that states ("decode: memory-bound", "=", "→")."""
+    (split at commas, semicolons, line breaks, bullets, slashes, arrows and dashes
+    between spaces), none longer than FRAGMENT_WORDS words, none holding a word that claims
+    something about them ("is", "reads", "because")."""
     parts = _list_parts(text)
     if len(parts) < 3 or any(len(words) > FRAGMENT_WORDS for words in parts):
         return 0
-    if _STATING_MARKS.search(text):
-        return 0
     words = {w.strip(".:!?()").casefold() for part in parts for w in part}
-    return 0 if words & (_CLAIM_WORDS | _DENYING_WORDS) else len(parts)
+    return 0 if words & _CLAIM_WORDS else len(parts)
 
 
 def term_list(text: str) -> bool:
     """Whether `text` is a bare list of terms: a list of fragments (fragment_parts) of at
-    least TERM_LIST_PARTS parts, with no word that moves a term ("higher") and no mark
-    that may relate two ("+", "×", brackets)."""
-    if fragment_parts(text) < TERM_LIST_PARTS or _RELATING_MARKS.search(text):
+    least TERM_LIST_PARTS parts of at most TERM_WORDS words each, with no word that
+    relates, denies or moves a term ("than", "not", "doesn't", "higher") and no mark that
+    may state or relate two (":", "=", "→", "+", "×", brackets; a bullet is no such
+    mark)."""
+    if fragment_parts(text) < TERM_LIST_PARTS:
         return False
-    words = {w.strip(".!?()").casefold() for part in _list_parts(text) for w in part}
-    return not words & _MOVING_WORDS
+    if any(len(words) > TERM_WORDS for words in _list_parts(text)):
+        return False
+    if _RELATING_MARKS.search(_BULLET.sub("\n", text).casefold().replace("’", "'")):
+        return False
+    words = {w.strip(".!?").casefold() for part in _list_parts(text) for w in part}
+    return not words & _RELATING_WORDS
 
 
 def suggestion(
-    text: str,
-    covered: Sequence[bool],
-    wrong_claims: Sequence[str | None],
-    conflicted: int,
+    text: str, covered: Sequence[bool], claims: Sequence[str], conflicted: int
 ) -> int | None:
     """The rating to suggest for a concept answer, or None when its reading is too
-    uncertain (see the module's docstring). `wrong_claims`: per point, the wrong claim the
-    answer makes about it, or None. `conflicted`: how many points were found and
-    contradicted at once; such a point counts as found (its wrong claim is among the
-    claims), so one wrong cue on a point said right never outweighs it."""
+    uncertain (see the module's docstring). `conflicted`: how many points were found and
+    contradicted at once; such a point counts as found (its wrong claim is among
+    `claims`), so one wrong cue on a point said right never outweighs it."""
     got, count = sum(1 for tick in covered if tick), len(covered)
-    claims = [claim for claim in wrong_claims if claim]
-    if not text.strip() or term_list(text):
+    if not text.strip():
         return AGAIN
     if fragment_parts(text):
-        return None
+        # a bare list that names only some points' words is no answer; any other list
+        # (a terse note, or terms naming every point), the user rates
+        return AGAIN if got < count and term_list(text) else None
     if conflicted and len(claims) < got + conflicted:
         return None
     if claims:
-        return HARD if _one_detail_off(got, count, wrong_claims) else AGAIN
+        return AGAIN
     if got == count:
         return GOOD
     return HARD if 2 * got >= count else None
-
-
-def _one_detail_off(got: int, count: int, wrong_claims: Sequence[str | None]) -> bool:
-    """Right in the main with one detail off, as an interviewer gives Hard: one wrong
-    claim, about a point other than the first (the question's headline), and every other
-    point said, at least two of them."""
-    wrong = [i for i, claim in enumerate(wrong_claims) if claim]
-    return wrong != [0] and len(wrong) == 1 and got >= 2 and got + 1 >= count
 
 
 def rating_from_ticks(ticks: Sequence[bool]) -> int:
