@@ -243,24 +243,15 @@ def test_a_point_said_the_other_way_is_named_in_the_verdict():
         ("KV cache, GQA, paging, FlashAttention", (True, True), (), False, None),  # a list
         ("KV cache, GQA", (True, True), (), False, 3),  # two parts are no list
         ("KV heads are shared, cache shrinks, queries unchanged", (True, True), (), False, 3),
-        ("a, b, c, d, e word word", (True, False), (), False, None),  # five terms: a note?
-        # six bare terms or more that name only some points: no answer
-        ("a, b, c, d, e, f word word", (True, False), (), False, 1),
+        # a list, however long and whatever it names, the user rates; a wrong claim in it
+        # is Again, unless its point is said right too
+        ("a, b, c, d, e, f word word", (True, False), (), False, None),
+        ("a, b, c, d, e, f word word", (False, False), (), False, None),
         ("a, b, c, d, e, f word word", (False, False), ("wrong",), False, 1),
-        # ... naming every point, the user rates (a terse enumeration reads so too)
-        ("a, b, c, d, e, f word word", (True, True), (), False, None),
-        # a part of four words or more may say something: the user rates
-        ("a, b, c, d, e, f four words go here", (True, False), (), False, None),
-        # a list that states, denies, moves or relates something: the user rates
+        ("a, b, c, d, e, f word word", (True, False), ("wrong",), True, None),
         ("a: b, c, d, e, f word word", (True, False), (), False, None),
-        ("a = b, c, d, e, f word word", (True, False), (), False, None),
-        ("a, b, c, d, e, f not g", (True, False), (), False, None),
-        ("a, b, c, d, e, f don't g", (True, False), (), False, None),
-        ("a, b, c → d, e, f g", (True, False), (), False, None),
-        ("a -> b -> c -> d -> e -> f", (True, False), (), False, None),  # arrows relate
-        ("a, b, c, d, e, f lower g", (True, False), (), False, None),
-        ("a, b, c, d, e, f + g", (True, False), (), False, None),
-        ("a, b, c, d, e, f (g)", (True, False), (), False, None),
+        ("a -> b -> c -> d", (True, False), (), False, None),  # arrows part a list
+        ("a. b c. d e.", (True, True), (), False, None),  # and full stops
         ("a, b, c, d, e, f six words in this part", (True,), (), False, 3),  # a long part
     ],
 )  # fmt: skip
@@ -274,44 +265,28 @@ def test_a_list_of_terms_is_left_to_the_user_and_the_verdict_says_why():
     verdict = grade(PREFIX, "TTFT, queueing, prefix reuse, radix tree")
     assert verdict.rating is None
     assert verdict.feedback.splitlines()[-1] == (
-        "A list of terms claims nothing about them: the grader cannot tell what you know, so "
-        "rate it yourself (and say what each does, and why)."
+        "A list of short fragments: from the words alone the grader cannot tell what you "
+        "know, so rate it yourself (and say what each does, and why)."
     )
-
-
-def test_a_long_list_of_terms_naming_only_some_points_is_no_answer():
-    text = "TTFT, queueing, prefix hit, radix tree, prefill, hit rate"
-    verdict = grade(PREFIX, text)
-    assert (verdict.rating, verdict.covered) == (1, (True, True, False))
-    assert verdict.feedback == (
-        "Covered: It lowers TTFT; Queueing is part of TTFT.\n"
-        "Missed: The shared prefix's prefill is skipped.\n"
-        "A list of terms claims nothing about them, and leaves points out: an interviewer "
-        "hears no answer in it. Say what each does, and why."
-    )
-    # the same list as bullets, one per line, is the same list
-    assert grade(PREFIX, "- " + "\n- ".join(text.split(", "))).rating == 1
-    assert grade(PREFIX, "* " + "\n* ".join(text.split(", "))).rating == 1
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        # every point's words named: a terse enumeration reads so too
-        "TTFT, queueing, prefix reuse, radix tree, prefill, hit rate",
-        # a note that states, denies or relates, or has parts that may say something
-        "TTFT: lower; queue: part of it; prefix: reuse, radix, hits, prefill",
+        "TTFT, queueing, prefix hit, radix tree, prefill, hit rate",  # some points named
+        "TTFT, queueing, prefix reuse, radix tree, prefill, hit rate",  # every point
+        "- TTFT\n- queueing\n- prefix reuse\n- radix tree",
+        "TTFT: lower; queue: part of it; prefix: reuse, radix, hits, prefill",  # a note
         "TTFT, not TPOT, queueing, radix tree, hit rate, prefill",
         "TTFT -> queueing -> radix tree -> hit rate -> prefill -> p99",
-        "TTFT, queueing, radix tree, hit rate, prefill, the hit rate goes up",
     ],
 )
-def test_other_lists_are_left_to_the_user(text):
+def test_any_list_is_left_to_the_user(text):
     verdict = grade(PREFIX, text)
     assert verdict.rating is None
     assert verdict.feedback.splitlines()[-1] == (
-        "A list of terms claims nothing about them: the grader cannot tell what you know, so "
-        "rate it yourself (and say what each does, and why)."
+        "A list of short fragments: from the words alone the grader cannot tell what you "
+        "know, so rate it yourself (and say what each does, and why)."
     )
 
 

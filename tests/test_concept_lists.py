@@ -1,23 +1,25 @@
-"""Lists in concept answers, as properties: a bare list of six short terms or more that
-names only some points is no answer (Again) however it is typed; any other list is left
-to the user; and the suggestion's promises hold for any reading."""
+"""Lists in concept answers, as properties: a list of short fragments with no sentence is
+left to the user however it is typed (words alone cannot tell a list of buzzwords from a
+terse answer in note form), unless it makes a wrong claim, which is Again, list or not;
+and the suggestion's promises hold for any reading."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drill.kinds.concept import fragment_parts, suggestion, term_list
+from drill.kinds.concept import fragment_parts, suggestion
 from drill.kinds.grade import grade
 from drill.kinds.instance import Instance
 
-# terms as a hurried user types them: one to three plain words, none of which claims,
-# denies or moves anything
+# terms as a hurried user types them: one to three plain words, none of which claims
 TERM_WORDS = st.sampled_from(
     "kv cache paged blocks prefill decode batch attention heads query group size ring "
     "softmax tiling sram hbm roofline ridge point fp8 scale weights experts router".split()
 )
 TERM = st.lists(TERM_WORDS, min_size=1, max_size=3).map(" ".join)
-SEPARATORS = st.sampled_from([", ", "; ", "\n", "\n- ", " / ", " | "])
+SEPARATORS = st.sampled_from(
+    [", ", "; ", "\n", "\n- ", "\n* ", "\n• ", " / ", " | ", " -> ", " → ", ". ", " · "]
+)
 
 PREFIX = Instance(
     question_id="k", kind="concept", seed=1, topic="metrics", difficulty=2,
@@ -30,58 +32,50 @@ PREFIX = Instance(
     ),
     wrong_claims=((0, "a prefix hit speeds up decode steps", ("speeds up decode",)),),
 )  # fmt: skip
+LIST_NOTE = (
+    "A list of short fragments: from the words alone the grader cannot tell what you know, "
+    "so rate it yourself (and say what each does, and why)."
+)
 
 
-SEPARATORS_ALL = st.sampled_from([", ", "; ", "\n", "\n- ", "\n* ", " / ", " | "])
-SOME = (True, False, True)
-
-
-@given(st.lists(TERM, min_size=6, max_size=12), SEPARATORS_ALL)
-def test_six_bare_terms_or_more_naming_some_points_are_no_answer(terms, separator):
+@given(st.lists(TERM, min_size=3, max_size=12), SEPARATORS)
+def test_a_list_of_terms_is_left_to_the_user_however_it_is_typed(terms, separator):
     text = separator.join(terms)
-    assert term_list(text)
-    assert suggestion(text, SOME, (), 0) == 1
-    assert suggestion(text, (False, False, False), ("wrong",), 0) == 1
-    # naming every point, it may be a terse enumeration: the user rates
-    assert suggestion(text, (True, True, True), (), 0) is None
+    assert fragment_parts(text) == len(terms)
+    for covered in ((True, True, True), (True, False, False), (False, False, False)):
+        assert suggestion(text, covered, (), 0) is None
 
 
-@given(st.lists(TERM, min_size=3, max_size=5), SEPARATORS_ALL)
-def test_three_to_five_bare_terms_are_left_to_the_user(terms, separator):
+@given(st.lists(TERM, min_size=3, max_size=12), SEPARATORS)
+def test_a_wrong_claim_in_a_list_is_again_unless_its_point_is_also_said(terms, separator):
     text = separator.join(terms)
-    assert (term_list(text), fragment_parts(text)) == (False, len(terms))
-    assert suggestion(text, SOME, (), 0) is None
-
-
-@given(
-    st.lists(TERM, min_size=6, max_size=10),
-    st.sampled_from([": ", " = ", " → ", ", not ", ", no ", " rather than ", " don't ",
-                     " higher ", " + ", " × ", " (", " [", " ≈ "]),
-)  # fmt: skip
-def test_a_list_that_may_state_or_relate_is_left_to_the_user(terms, mark):
-    text = terms[0] + mark + ", ".join(terms[1:])
-    assert not term_list(text)
-    assert suggestion(text, SOME, (), 0) in (None, 2)  # a list, or read as an answer
-
-
-@given(st.lists(TERM, min_size=5, max_size=9), st.lists(TERM_WORDS, min_size=4, max_size=5))
-def test_a_part_of_four_words_or_more_makes_no_bare_list(terms, long_part):
-    text = ", ".join([*terms, " ".join(long_part)])
-    assert not term_list(text)
+    assert suggestion(text, (False, True, False), ("wrong",), 0) == 1
+    assert suggestion(text, (True, True, False), ("wrong",), 1) is None
 
 
 @given(
     st.lists(
-        st.one_of(TERM, st.sampled_from(["TTFT", "queueing", "hit rate", "radix tree"])),
-        min_size=6, max_size=10,
+        st.one_of(TERM, st.sampled_from(["TTFT", "queueing", "prefix reuse", "radix tree"])),
+        min_size=3, max_size=10,
     ),
-    SEPARATORS_ALL,
+    SEPARATORS,
 )  # fmt: skip
-def test_a_bare_list_gets_again_or_none_never_more(terms, separator):
-    """However many of the points' words it names: Again while one is missing."""
+def test_a_list_naming_every_points_words_is_never_suggested_good(terms, separator):
     verdict = grade(PREFIX, separator.join(terms))
-    assert verdict.rating == (None if all(verdict.covered) else 1)
-    assert verdict.wrong_claims == (None, None, None)
+    assert verdict.rating is None
+    assert verdict.feedback.splitlines()[-1] == LIST_NOTE
+
+
+def test_a_wrong_claim_in_a_list_is_named_and_again():
+    verdict = grade(PREFIX, "speeds up decode, radix tree, hit rate, warm cache")
+    assert verdict.rating == 1
+    assert verdict.feedback.splitlines() == [
+        "Missed: It lowers TTFT; Queueing is part of TTFT; The shared prefix's prefill is "
+        "skipped.",
+        'Careful: "a prefix hit speeds up decode steps" is wrong.',
+    ]
+    # said right as well ("TTFT" names the point): more right than wrong, the user rates
+    assert grade(PREFIX, "TTFT, speeds up decode, queueing, hit rate").rating is None
 
 
 @given(
@@ -102,19 +96,29 @@ def test_good_only_with_every_point_and_no_wrong_claim(text, covered, data):
 @pytest.mark.parametrize(
     ("text", "parts"),
     [
-        ("- KV cache\n- paged blocks\n- prefill\n- decode\n- batch\n- heads", 6),
+        ("- KV cache\n- paged blocks\n- prefill\n- decode", 4),
         ("KV cache / paged blocks / prefill", 3),
+        ("holes. beam search. paging.", 3),  # full stops part a list too
+        ("iteration level -> every step -> refill -> idle slots", 4),
+        ("holes ➡ beam search ➡ paging", 3),
         ("KV cache, paged blocks", 0),  # two parts are no list
         ("KV cache, paged blocks, the prefill is compute bound", 0),  # a claim
-        ("decode: memory bound, prefill, batch", 3),  # a note: a list, not a bare one
-        ("tiling -> SRAM -> online softmax -> recompute", 4),  # arrows part a list...
+        # a slash in a unit or a pair, and a decimal point, part nothing
+        ("2 all-reduces/layer, NVLink 900 GB/s, IB 50 GB/s", 3),
+        ("K/V, FP16/BF16, 3.35 TB/s", 3),
+        ("HBM 3.35 TB/s", 0),
     ],
 )
 def test_how_many_parts_a_list_has(text, parts):
     assert fragment_parts(text) == parts
 
 
-def test_arrows_part_a_list_but_relate_its_terms():
-    """... which is never a bare one: an arrow says one thing leads to the next."""
-    text = "iteration level -> every step -> refill -> idle slots -> paged KV -> throughput"
-    assert (fragment_parts(text), term_list(text)) == (6, False)
+def test_a_chain_of_terms_is_a_list_not_a_sentence():
+    """Joined by arrows or full stops, terms that name every point are no longer read as a
+    sentence that says them all (they were suggested Good)."""
+    for text in (
+        "TTFT -> queueing -> prefix reuse -> radix tree",
+        "TTFT. queueing. prefix reuse.",
+        "TTFT ⟶ queueing ⟶ prefix reuse",
+    ):
+        assert grade(PREFIX, text).rating is None

@@ -8,18 +8,15 @@ suggests a rating only where its reading is sure enough:
 - Good when every point is found and nothing contradicts it;
 - Hard when at least half the points are found and nothing is contradicted;
 - Again when the text makes a wrong claim (and says nothing that point needs), or is
-  empty; also where a point is found and contradicted at once, if the wrong claims are
-  at least as many as the points found, the contradicted ones among them (the answer is
-  more wrong than right); and for a bare list of TERM_LIST_PARTS terms or more that
-  does not name every point (terms of at most TERM_WORDS words, with no word that
-  claims, relates, denies or moves, and no mark that relates two: ":", "=", "→", "+",
-  "×", brackets): it claims nothing and is not even a complete list;
+  empty, list or not; also where a point is found and contradicted at once, if the
+  wrong claims are at least as many as the points found, the contradicted ones among
+  them (the answer is more wrong than right);
 - no suggestion, the user rates, when the reading is uncertain: fewer than half the
-  points found and nothing wrong (a right answer in other words reads so too), any
-  other list of fragments with no sentence (terms named with nothing claimed about them,
-  or a terse answer in note form: words alone cannot tell them apart; the verdict says
-  what a list lacks), or a point found and contradicted at once in an answer that finds
-  more points than it gets wrong.
+  points found and nothing wrong (a right answer in other words reads so too), a list
+  of fragments with no sentence and no wrong claim (terms named with nothing claimed
+  about them, or a terse answer in note form: words alone cannot tell them apart; the
+  verdict says what a list lacks), or a point found and contradicted at once in an
+  answer that finds more points than it gets wrong.
 
 The verdict shows the model answer beside the key points as a numbered checklist
 ([x] covered, [!] contradicted) and names each wrong claim; the user's ticks and
@@ -91,8 +88,8 @@ class ConceptKind(Kind):
         if missed:
             lines.append("Missed: " + points_text(missed))
         lines += [careful(claim) for claim in claims]
-        if fragment_parts(text):
-            lines.append(TERM_LIST_NOTE if rating == AGAIN else LIST_NOTE)
+        if rating is None and fragment_parts(text):
+            lines.append(LIST_NOTE)
         return Verdict(
             correct=None, status="self", feedback="\n".join(lines), rating=rating,
             covered=found.covered, wrong_claims=found.wrong_claims,
@@ -189,68 +186,32 @@ _CLAIM_WORDS = frozenset(
     "drops falls rises shrinks increases decreases lowers raises makes avoids reuses "
     "because so since therefore".split()
 )
-_PARTS = re.compile(r"[,;\n•|/→⇒]+|\s[-–—]\s|->|=>")
-FRAGMENT_WORDS = 5  # a list's parts are at most this long
-# a list of this many bare terms or more, each of at most TERM_WORDS words, that names
-# the words of only some of the points is no answer; a shorter list, or one with longer
-# parts (which may say something: "mean hides tail"), may be a terse note
-TERM_LIST_PARTS = 6
-TERM_WORDS = 3
-# a list holding one of these may state, relate, deny or move its terms ("decode:
-# memory-bound", "E2E = TTFT + n·TPOT", "KV heads, not query heads", "batch up, latency
-# higher", "[B, H, T, d]"): it is no bare list of terms
-_RELATING_MARKS = re.compile(r"[:=<>+×÷*·⋅∙→←↑↓⇒≈~^()\[\]{}]|->|n't\b")
-_RELATING_WORDS = frozenset(
-    "not no never nor without than instead rather vs versus "
-    "more less fewer higher lower faster slower larger smaller bigger longer shorter "
-    "up down cuts halves doubles".split()
-)
+# where a list parts: commas, semicolons, line breaks, bullets, bars, arrows, a full stop
+# or a slash or dash between spaces ("holes. beam search. paging."); not a slash inside a
+# word or unit ("K/V", "GB/s"), nor a decimal point
+_PARTS = re.compile(r"[,;\n\r\u2028•·|→⇒➡⟶]+|->|=>|(?<=\S)\.(?=\s)|\s/\s|\s[-–—]\s")
 # a bullet at a line's start: "- tiling", "* SRAM", "• HBM"
 _BULLET = re.compile(r"(?m)^[ \t]*[-–—*•][ \t]+")
+FRAGMENT_WORDS = 5  # a list's parts are at most this long
 
 
 LIST_NOTE = (
-    "A list of terms claims nothing about them: the grader cannot tell what you know, "
-    "so rate it yourself (and say what each does, and why)."
+    "A list of short fragments: from the words alone the grader cannot tell what you "
+    "know, so rate it yourself (and say what each does, and why)."
 )
-TERM_LIST_NOTE = (
-    "A list of terms claims nothing about them, and leaves points out: an interviewer "
-    "hears no answer in it. Say what each does, and why."
-)
-
-
-def _list_parts(text: str) -> list[list[str]]:
-    """`text` split at commas, semicolons, line breaks, bullets, slashes, arrows and
-    dashes between spaces, as lists of words."""
-    return [part.split() for part in _PARTS.split(_BULLET.sub("\n", text)) if part.strip()]
 
 
 def fragment_parts(text: str) -> int:
     """How many fragments `text` is a list of, 0 when it is no list: at least three parts
-    (split at commas, semicolons, line breaks, bullets, slashes, arrows and dashes
-    between spaces), none longer than FRAGMENT_WORDS words, none holding a word that claims
-    something about them ("is", "reads", "because")."""
-    parts = _list_parts(text)
+    (split at commas, semicolons, line breaks, bullets, bars, arrows, full stops, and
+    slashes and dashes between spaces), none longer than FRAGMENT_WORDS words, none
+    holding a word that claims something about them ("is", "reads", "because")."""
+    unbulleted = _BULLET.sub("\n", text)
+    parts = [part.split() for part in _PARTS.split(unbulleted) if part.strip(" \t.")]
     if len(parts) < 3 or any(len(words) > FRAGMENT_WORDS for words in parts):
         return 0
     words = {w.strip(".:!?()").casefold() for part in parts for w in part}
     return 0 if words & _CLAIM_WORDS else len(parts)
-
-
-def term_list(text: str) -> bool:
-    """Whether `text` is a bare list of terms: a list of fragments (fragment_parts) of at
-    least TERM_LIST_PARTS parts of at most TERM_WORDS words each, with no word that
-    relates, denies or moves a term ("than", "not", "doesn't", "higher") and no mark that
-    may state or relate two (":", "=", "→", "+", "×", brackets; a bullet is no such
-    mark)."""
-    if fragment_parts(text) < TERM_LIST_PARTS:
-        return False
-    if any(len(words) > TERM_WORDS for words in _list_parts(text)):
-        return False
-    if _RELATING_MARKS.search(_BULLET.sub("\n", text).casefold().replace("’", "'")):
-        return False
-    words = {w.strip(".!?").casefold() for part in _list_parts(text) for w in part}
-    return not words & _RELATING_WORDS
 
 
 def suggestion(
@@ -264,9 +225,8 @@ def suggestion(
     if not text.strip():
         return AGAIN
     if fragment_parts(text):
-        # a bare list that names only some points' words is no answer; any other list
-        # (a terse note, or terms naming every point), the user rates
-        return AGAIN if got < count and term_list(text) else None
+        # a wrong claim is a claim, list or not; anything else a list says, the user rates
+        return AGAIN if claims and not conflicted else None
     if conflicted and len(claims) < got + conflicted:
         return None
     if claims:
