@@ -101,6 +101,7 @@ def test_good_only_with_every_point_and_no_wrong_claim(text, covered, data):
         ("holes. beam search. paging.", 3),  # full stops part a list too
         ("iteration level -> every step -> refill -> idle slots", 4),
         ("holes ➡ beam search ➡ paging", 3),
+        ("碎片，束搜索、分页", 3),  # full-width commas
         ("KV cache, paged blocks", 0),  # two parts are no list
         ("KV cache, paged blocks, the prefill is compute bound", 0),  # a claim
         # a slash in a unit or a pair, and a decimal point, part nothing

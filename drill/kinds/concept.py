@@ -186,10 +186,10 @@ _CLAIM_WORDS = frozenset(
     "drops falls rises shrinks increases decreases lowers raises makes avoids reuses "
     "because so since therefore".split()
 )
-# where a list parts: commas, semicolons, line breaks, bullets, bars, arrows, a full stop
-# or a slash or dash between spaces ("holes. beam search. paging."); not a slash inside a
-# word or unit ("K/V", "GB/s"), nor a decimal point
-_PARTS = re.compile(r"[,;\n\r\u2028•·|→⇒➡⟶]+|->|=>|(?<=\S)\.(?=\s)|\s/\s|\s[-–—]\s")
+# where a list parts: commas and semicolons (full-width ones too), line breaks, bullets,
+# bars, arrows, a full stop, or a slash or dash between spaces ("holes. beam search.
+# paging."); not a slash inside a word or unit ("K/V", "GB/s"), nor a decimal point
+_PARTS = re.compile(r"[,;，、；\n\r\u2028•·|→⇒➡⟶]+|->|=>|(?<=\S)\.(?=\s)|\s/\s|\s[-–—]\s")
 # a bullet at a line's start: "- tiling", "* SRAM", "• HBM"
 _BULLET = re.compile(r"(?m)^[ \t]*[-–—*•][ \t]+")
 FRAGMENT_WORDS = 5  # a list's parts are at most this long
