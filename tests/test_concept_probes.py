@@ -169,6 +169,46 @@ PROBES = [
     ("goodput-definition", "Goodput is useful output tokens per second. Raw throughput keeps "
      "rising with a bigger batch while requests miss; capacity is the max rate at which 90 % "
      "of requests meet the targets.", None),
+    # cues tuned against a set of candidate answers: wrong claims now read (answers
+    # swapping the two metrics, padding as continuous batching, Little's law turned
+    # around), half answers no longer complete (a technique's gain without what it
+    # leaves unsolved, a method named without how it works), and right answers in
+    # other words (a mistake named in a list of mistakes, 'hit every SLO')
+    ("ttft-tpot-streaming", "TTFT is how fast the words keep coming once the reply has started, "
+     "and TPOT is how long you wait before anything shows up.", 1),
+    ("kv-layout-shape", "Each layer stores a single tensor shaped [batch, seq_len, hidden_size] "
+     "with K and V concatenated, and the head axis always uses the query heads.", 1),
+    ("gqa-cache-change", "GQA lets consecutive tokens share one K and V entry, so the cache "
+     "shrinks along the sequence axis.", 1),
+    ("continuous-batching-iteration-level", "It pads all requests to the same length so the "
+     "kernels never need to change shape.", 1),
+    ("littles-law-sizing", "Little's law: throughput is concurrency times latency, and it only "
+     "applies if arrivals are Poisson.", 1),
+    ("percentiles-not-means", "Percentiles are additive, so you can add the p99 of TTFT and the "
+     "p99 of decode to get the end-to-end p99.", 1),
+    ("spec-decoding-mechanism", "The draft writes most of the tokens and the target only runs "
+     "every k steps; the output is unchanged because the draft is distilled from the target.", 1),
+    ("vtc-fairness", "VTC works like a rate limiter: each tenant gets a fixed token quota per "
+     "minute.", 1),
+    ("wq-activations-harder", "Activations are harder because they are larger tensors than the "
+     "weights; SmoothQuant runs a low pass filter over the weights.", 1),
+    ("wq-awq-vs-gptq", "AWQ finds the salient channels from the activation magnitudes and scales "
+     "them up; GPTQ uses a calibration set to keep the error low.", 2),
+    ("vtc-fairness", "Count tokens, because requests differ in cost; VTC keeps a counter per "
+     "tenant and serves the one with the smallest counter next.", 2),
+    ("kv-cache-vs-recompute", "With a cache the step reuses the stored keys and values and "
+     "computes them only for the new token; without one it just recomputes.", 2),
+    ("what-helps-which-phase", "Chunked prefill lowers ITL for everyone else, FP8 KV and GQA let "
+     "more sequences fit, prefix caching cuts TTFT and speculative decoding cuts TPOT.", None),
+    ("percentiles-not-means", "Latency is skewed, so the mean hides the tail; report p50 for the "
+     "typical request and p99 for the slow ones. Mistakes: summing percentiles across phases, "
+     "quoting a p99 from too few samples, and leaving out the load it was measured at.", 3),
+    ("goodput-definition", "Goodput counts only the requests that hit every latency SLO. Raw "
+     "throughput keeps rising while more requests miss their targets, so capacity is the "
+     "highest request rate at which 90 % still meet them.", 3),
+    ("moe-decode-batch-regimes", "At batch 1 a step reads about the 13B active parameters; at "
+     "batch 256 nearly every expert is picked, so it reads close to 47B; memory must hold all "
+     "47B whatever the batch.", 3),
 ]  # fmt: skip
 
 
