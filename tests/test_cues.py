@@ -57,6 +57,35 @@ def test_a_star_or_a_dot_is_a_times_sign():
     assert finds("the cache is 2·layers·heads", "2 × layers") is True
 
 
+@pytest.mark.parametrize(
+    ("answer", "cue", "found"),
+    [
+        ("the cache is 2 x layers x heads", "2 × layers", True),
+        ("arrival rate x latency", "arrival rate × latency", True),
+        ("FP8 makes it 2x smaller", "2× smaller", True),
+        ("an N x N score matrix", "n × n", True),
+        ("the x axis shows the batch", "× axis", False),  # a variable, not a sign
+        ("box x", "box ×", False),  # nothing after it to multiply
+    ],
+)
+def test_an_x_between_words_or_after_a_number_is_a_times_sign(answer, cue, found):
+    assert finds(answer, cue) is found
+
+
+def test_an_acronyms_plural_is_the_acronym():
+    assert [t.word for t in tokens("SLOs, GPUs and LLMs, TTFTs")] == [
+        "slo", ",", "gpu", "and", "llm", ",", "ttft",
+    ]  # fmt: skip
+    assert finds("requests that meet their SLOs", "meet the slo") is True
+    # a lower-case word ending in s is not touched: "bos" is not "bo"
+    assert [t.word for t in tokens("bos gpus")] == ["bos", "gpus"]
+
+
+def test_not_equal_is_a_symbol_not_a_sentence_end():
+    assert [t.word for t in tokens("TTFT != TPOT")] == ["ttft", "≠", "tpot"]
+    assert finds("TTFT != TPOT", "ttft ≠ tpot") is True
+
+
 def test_a_dash_between_spaces_is_a_minus_and_elsewhere_joins_words():
     assert [t.word for t in tokens("waste = 1 - live/reserved")] == [
         "waste", "=", "1", "−", "live", "/", "reserved",

@@ -4,8 +4,11 @@ An answer and every cue are read the same way: casefolded, split into words at
 spaces, hyphens, underscores and slashes ("memory-bound" is two words), "n't"
 read as "not" ("doesn't" is "does not"), and every word reduced to its stem by
 Snowball's English stemmer, so "queued", "queueing" and "queue" are one word and
-so are "amortise" and "amortize". Numbers keep their digits (8,192 reads as
-8192); the symbols + × ÷ / % = − are words of their own ("k+v", "1/TPOT").
+so are "amortise" and "amortize"; an acronym's plural is the acronym ("SLOs" is
+"SLO", "GPUs" is "GPU"). Numbers keep their digits (8,192 reads as 8192); the symbols
++ × ÷ / % = ≠ − are words of their own ("k+v", "1/TPOT"), "!=" is ≠, and an "x"
+between two words or numbers, or right after a number, is × ("2 x 32", "rate x
+latency", "4x smaller").
 
 A cue is found where its words stand next to one another in the answer, in
 order; articles and a few intensifiers in between are skipped ("time to the
@@ -147,7 +150,7 @@ _NOT_IN_NOUN_PHRASE = _PRONOUNS | frozenset(
 _FILLERS = frozenset(
     "a an the its their any very much really quite even actually exactly".split()
 )
-_SYMBOLS = "+×÷/%=−<>"
+_SYMBOLS = "+×÷/%=≠−<>"
 _TOKEN = re.compile(
     r"\d+(?:,\d{3})+(?:\.\d+)?(?![\d,])"  # 8,192 or 1,234.5
     r"|\d+(?:\.\d+)?"  # 4096, 0.75
@@ -180,9 +183,25 @@ def _noun_phrase_word(token: Token) -> bool:
     )
 
 
+# an acronym's plural: "SLOs", "GPUs", "LLMs" (read before casefolding, as "SLO")
+_ACRONYM_PLURAL = re.compile(r"\b([A-Z][A-Z0-9]+)s\b")
+# "x" as a times sign: "2 x 32", "arrival rate x latency", "2x", "N x N"; not "the x
+# axis", "x-axis" (after a word that opens a noun phrase, x is a name)
+_TIMES_X = re.compile(r"(\w+|[)\]])\s+x\s+(?=[\w(\[])|(?<=\d)x(?![\w-])")
+_BEFORE_A_NAME = frozenset("the a an this that its their each every per of on in along".split())
+
+
+def _times(match: re.Match) -> str:
+    before = match.group(1)
+    if before is None:  # "2x"
+        return "×"
+    return match.group(0) if before in _BEFORE_A_NAME else f"{before} × "
+
+
 def _normalise(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = text.replace("’", "'").replace("‘", "'").replace("`", "'")
+    text = _ACRONYM_PLURAL.sub(r"\1", unicodedata.normalize("NFKC", text))
+    text = _TIMES_X.sub(_times, text.casefold())
+    text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("!=", " ≠ ")
     text = re.sub(r"[*·⋅∙]", "×", text)
     # a dash between spaces is a minus ("1 - live/reserved"); elsewhere it joins words
     text = re.sub(r"(?:(?<=\s)|^)[-–](?=\s|$)", "−", text)
