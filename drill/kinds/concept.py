@@ -7,8 +7,8 @@ suggests a rating only where its reading is sure enough:
 
 - Good when every point is found and nothing contradicts it;
 - Hard when at least half the points are found and nothing is contradicted;
-- Again when the text makes a wrong claim (and says nothing that point needs), or is
-  empty, list or not; also where a point is found and contradicted at once, if the
+- Again when the text, a sentence or a list, makes a wrong claim (and says nothing that
+  point needs), or is empty; also where a point is found and contradicted at once, if the
   wrong claims are at least as many as the points found, the contradicted ones among
   them (the answer is more wrong than right);
 - no suggestion, the user rates, when the reading is uncertain: fewer than half the
@@ -188,8 +188,9 @@ _CLAIM_WORDS = frozenset(
 )
 # where a list parts: commas and semicolons (full-width ones too), line breaks, bullets,
 # bars, arrows, a full stop, or a slash or dash between spaces ("holes. beam search.
-# paging."); not a slash inside a word or unit ("K/V", "GB/s"), nor a decimal point
-_PARTS = re.compile(r"[,;，、；\n\r\u2028•·|→⇒➡⟶]+|->|=>|(?<=\S)\.(?=\s)|\s/\s|\s[-–—]\s")
+# paging."); not a slash inside a word or unit ("K/V", "GB/s"), a decimal point, nor a
+# middle dot, which is a times sign ("2·L·H·d")
+_PARTS = re.compile(r"[,;，、；\n\r\u2028•|→⇒➡⟶]+|->|=>|(?<=\S)\.(?=\s)|\s/\s|\s[-–—]\s")
 # a bullet at a line's start: "- tiling", "* SRAM", "• HBM"
 _BULLET = re.compile(r"(?m)^[ \t]*[-–—*•][ \t]+")
 FRAGMENT_WORDS = 5  # a list's parts are at most this long
