@@ -209,6 +209,20 @@ PROBES = [
     ("moe-decode-batch-regimes", "At batch 1 a step reads about the 13B active parameters; at "
      "batch 256 nearly every expert is picked, so it reads close to 47B; memory must hold all "
      "47B whatever the batch.", 3),
+    # wrong claims read on the second round of candidate answers, with right answers beside them
+    ("batching-amortizes-weights", "Batching works because each sequence is mapped to its own "
+     "SM, one sequence per SM, so the batch is free until it has more sequences than SMs.", 1),
+    ("define-tps", "Tokens per second is the prefill speed of the server, and you quote it with "
+     "the dtype.", 1),
+    ("prefix-cache-hit-metrics", "A hit lowers none of the latencies: hashing the blocks costs as "
+     "much as the skipped prefill saves.", 1),
+    ("slo-conflict-batching", "A bigger batch may run out of memory, but latency per user "
+     "improves with batching because the GPU is busier.", 1),
+    ("define-ttft", "TTFT is the time to tokenize the input and ship it; the prefill happens in "
+     "the background while the first tokens stream.", 1),
+    ("define-ttft", "From sending the request until the first token comes back: time waiting in "
+     "the queue plus the prefill of whatever part of the prompt the prefix cache did not "
+     "hold.", 3),
 ]  # fmt: skip
 
 
