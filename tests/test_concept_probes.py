@@ -223,6 +223,21 @@ PROBES = [
     ("define-ttft", "From sending the request until the first token comes back: time waiting in "
      "the queue plus the prefill of whatever part of the prompt the prefix cache did not "
      "hold.", 3),
+    ("latency-anti-patterns", "Typical mistakes: batching at all, since every request should "
+     "run alone; ignoring that the KV cache is small compared to the weights anyway.", 1),
+    ("latency-anti-patterns", "Mistakes: tuning only for aggregate tokens per second, which grows "
+     "the batch until the TTFT SLO breaks; recomputing the whole prefix with no KV cache; sizing "
+     "the cache without the dtype or KV heads; and hoping speculative decoding will save a cold "
+     "prompt's prefill.", 3),
+    ("speculative-vs-prefill", "Yes, the draft model prefills the prompt first and hands its KV "
+     "cache to the target, so the target skips most of its prefill.", 1),
+    ("split-phases-not-one-number", "Prefill and decode always run on different GPUs, so "
+     "different teams own them; that is why the SLO is split.", 1),
+    ("what-helps-which-phase", "Combined, they leave nothing unsolved: all target the same thing, "
+     "decode throughput.", 1),
+    ("prefill-compute-decode-bandwidth", "Prefill is compute-bound because of the softmax over the "
+     "vocabulary at every position; decode is memory-bound because tokens are copied back to CPU "
+     "memory after every step.", 1),
 ]  # fmt: skip
 
 
