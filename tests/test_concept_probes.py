@@ -238,6 +238,16 @@ PROBES = [
     ("prefill-compute-decode-bandwidth", "Prefill is compute-bound because of the softmax over the "
      "vocabulary at every position; decode is memory-bound because tokens are copied back to CPU "
      "memory after every step.", 1),
+    ("kv-cache-vs-recompute", "Without a cache step t still only processes the new token, "
+     "because causal attention never changes earlier tokens; decode costs the same either "
+     "way.", 1),
+    ("kv-layout-shape", "Per layer the cache is [batch, seq_len, vocab_size]: it stores the "
+     "logits of each position.", 1),
+    ("fp16-vs-fp8-kv", "Always FP8: zero accuracy loss, since it has the same dynamic range as "
+     "FP16, and twice the sequences fit.", 1),
+    ("fp16-vs-fp8-kv", "FP8 takes one byte per element where FP16 takes two, so the cache halves "
+     "and about twice the sequences fit; check the quality on your evals, and spell out the "
+     "dtype in any cache size you quote.", 3),
 ]  # fmt: skip
 
 
