@@ -248,6 +248,17 @@ PROBES = [
     ("fp16-vs-fp8-kv", "FP8 takes one byte per element where FP16 takes two, so the cache halves "
      "and about twice the sequences fit; check the quality on your evals, and spell out the "
      "dtype in any cache size you quote.", 3),
+    ("contiguous-reservation-waste", "It barely wastes anything: the reserved but untouched tail "
+     "is never physically backed, so only the live tokens cost memory.", 1),
+    ("contiguous-reservation-waste", "Each slot is padded to a power of two, and FP8 removes that "
+     "waste.", 1),
+    ("fragmentation-without-paging", "The waste is padding tokens in the batch and the weights "
+     "stored once per request; the fix is continuous batching.", 1),
+    ("waste-fraction-invariant", "Nothing changes because the reservation is made in GiB, not in "
+     "tokens: the same number of bytes is reserved and wasted.", 1),
+    ("waste-fraction-invariant", "Reserved and live bytes are both tokens times bytes per token; "
+     "the heads and dtype sit in that factor, which cancels, so the empty share stays 1 - "
+     "live/reserved, while the wasted bytes still drop 8x.", 3),
 ]  # fmt: skip
 
 
