@@ -259,6 +259,18 @@ PROBES = [
     ("waste-fraction-invariant", "Reserved and live bytes are both tokens times bytes per token; "
      "the heads and dtype sit in that factor, which cancels, so the empty share stays 1 - "
      "live/reserved, while the wasted bytes still drop 8x.", 3),
+    ("littles-law-sizing", "Little's law, L = λW: 30 requests/s staying 4 s each means 120 in "
+     "the system. Count the KV pool from admission, since queued requests hold no cache. "
+     "Backwards, a concurrency cap of 64 divided by a 2 s latency caps throughput at 32 "
+     "requests/s, whatever the arrival pattern.", 3),
+    ("littles-law-sizing", "Little's law tells you latency grows exponentially once utilization "
+     "passes 50 %.", 1),
+    ("goodput-definition", "Goodput is the useful tokens per second: throughput minus the tokens "
+     "wasted on padding.", 1),
+    ("percentiles-not-means", "We report p99 because the mean is always higher than the p99, and "
+     "p99 makes the numbers look better.", 1),
+    ("ttft-tpot-itl-e2e", "TTFT, TPOT, ITL and E2E are all the same latency measured at different "
+     "points, so E2E = TTFT + TPOT + ITL.", 1),
 ]  # fmt: skip
 
 
