@@ -271,6 +271,15 @@ PROBES = [
      "p99 makes the numbers look better.", 1),
     ("ttft-tpot-itl-e2e", "TTFT, TPOT, ITL and E2E are all the same latency measured at different "
      "points, so E2E = TTFT + TPOT + ITL.", 1),
+    ("kv-int4-scales", "INT4 stores 16 levels, so each group keeps a scale, maybe a zero point; "
+     "those constants cost extra bits, the kernel must dequantize, and quality needs checking. "
+     "Put differently, a scale per 32 values is 4.5 bits.", 2),
+    ("kv-int4-scales", "Scales are only there to convert back to FP16 and cost nothing in memory, "
+     "since they are computed on the fly from the data.", 1),
+    ("mla-tensor-parallel", "Because MLA's 128 heads do not map evenly onto 8 GPUs; with TP 16 "
+     "instead it would divide.", 1),
+    ("mla-what-it-caches", "MLA caches only the attention output of each layer and rebuilds K and "
+     "V from it.", 1),
 ]  # fmt: skip
 
 
