@@ -280,6 +280,15 @@ PROBES = [
      "instead it would divide.", 1),
     ("mla-what-it-caches", "MLA caches only the attention output of each layer and rebuilds K and "
      "V from it.", 1),
+    ("paged-attention-block-table", "PagedAttention keeps the KV cache in CPU memory pages and "
+     "swaps pages into the GPU when attention needs them; the only waste is PCIe bandwidth.", 1),
+    ("paged-attention-block-table", "Fixed-size blocks (16 tokens in vLLM) are handed out as a "
+     "sequence grows and freed at its end; a block table maps each sequence's logical blocks to "
+     "physical ones anywhere in the pool. Only the last block of each sequence is partly empty. "
+     "Refcounts let sequences share prefix blocks, at the price of an indirection in the "
+     "kernel.", 3),
+    ("block-size-tradeoff", "Go as large as possible: bigger blocks waste less, since there are "
+     "fewer of them, and the only cost is slower allocation.", 1),
 ]  # fmt: skip
 
 
