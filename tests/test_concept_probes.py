@@ -289,6 +289,17 @@ PROBES = [
      "kernel.", 3),
     ("block-size-tradeoff", "Go as large as possible: bigger blocks waste less, since there are "
      "fewer of them, and the only cost is slower allocation.", 1),
+    ("chunked-prefill-budget-tradeoff", "Lower N means shorter steps, so decoding requests see "
+     "smaller, steadier gaps between tokens.", 2),
+    ("chunked-prefill-budget-tradeoff", "A smaller budget keeps steps short, so decoding users get "
+     "steady token gaps, but a long prompt needs more steps to prefill and its TTFT goes up; a "
+     "bigger budget does the reverse. Pick it from the ITL target and the prompt mix.", 3),
+    ("chunked-prefill-budget-tradeoff", "The budget only affects throughput, not latency; latency "
+     "per token is the same either way.", 1),
+    ("continuous-batching-iteration-level", "Each request gets its own CUDA stream, so the GPU "
+     "runs many batches of size 1 in parallel.", 1),
+    ("preemption-swap-or-recompute", "Nothing is preempted: the engine drops the oldest tokens "
+     "from every sequence, a sliding window, so no request ever stops.", 1),
 ]  # fmt: skip
 
 
