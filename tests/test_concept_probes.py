@@ -300,6 +300,8 @@ PROBES = [
      "runs many batches of size 1 in parallel.", 1),
     ("preemption-swap-or-recompute", "Nothing is preempted: the engine drops the oldest tokens "
      "from every sequence, a sliding window, so no request ever stops.", 1),
+    ("tp-kv-split-limit", "Tensor parallelism hands each GPU its own KV heads, so the cache per "
+     "GPU is the total divided by the number of GPUs.", 2),
 ]  # fmt: skip
 
 
