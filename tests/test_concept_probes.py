@@ -302,6 +302,21 @@ PROBES = [
      "from every sequence, a sliding window, so no request ever stops.", 1),
     ("tp-kv-split-limit", "Tensor parallelism hands each GPU its own KV heads, so the cache per "
      "GPU is the total divided by the number of GPUs.", 2),
+    ("decode-idle-gpu-saturated", "Yes: matrix-vector products run on the regular CUDA cores in "
+     "FP32, and those are saturated, which is why the tensor cores look idle.", 1),
+    ("ridge-point-meaning", "The ridge point is the batch size at which the KV cache no longer "
+     "fits in memory.", 1),
+    ("ridge-point-meaning", "Peak FLOP/s over memory bandwidth, about 300 FLOP/B on an H100; below "
+     "it a kernel is memory-bound, above it compute-bound. Decode is memory-bound.", 2),
+    ("ridge-point-meaning", "Peak FLOP/s over memory bandwidth, about 300 FLOP/B on an H100; below "
+     "it memory-bound, above it compute-bound. Decode does about 2 FLOPs per weight per sequence, "
+     "so about the batch size in FLOP/B: far below 300 at small batch.", 3),
+    ("cost-input-vs-output-price", "Output costs more because of the sampling step: the vocabulary "
+     "projection is most of the cost, and input tokens skip the LM head.", 1),
+    ("cost-input-vs-output-price", "Prefill runs the prompt in one parallel pass, so input is "
+     "cheap; output comes one token at a time, so it takes more GPU time.", 2),
+    ("tp-kv-split-limit", "TP splits the cache along the sequence dimension: each GPU keeps a "
+     "contiguous range of tokens, so the division never stops.", 1),
 ]  # fmt: skip
 
 
