@@ -317,6 +317,23 @@ PROBES = [
      "cheap; output comes one token at a time, so it takes more GPU time.", 2),
     ("tp-kv-split-limit", "TP splits the cache along the sequence dimension: each GPU keeps a "
      "contiguous range of tokens, so the division never stops.", 1),
+    ("lora-merge-vs-separate", "Merge for every tenant: merging all tenants' adapters into one "
+     "set of weights lets one model serve them all.", 1),
+    ("lora-merge-vs-separate", "Merge when one deployment serves one fine-tune: no overhead at "
+     "all. With many tenants a merged copy serves only its own adapter, so you would need a full "
+     "copy per adapter.", 2),
+    ("cp-ring-attention", "Ring attention gives each GPU a subset of heads for the whole prompt "
+     "and a ring all-reduce sums the outputs; basically tensor parallelism.", 1),
+    ("tp-across-nodes", "TP across nodes is fine, since the communication is tiny; keeping it in "
+     "a node is only about the weights sharing the same physical memory.", 1),
+    ("eagle-feature-drafting", "EAGLE drafts from the input prompt using n-gram lookup, so there "
+     "is no model at all.", 1),
+    ("tree-cost-large-batch", "The tree still pays off at any batch size, since the accepted "
+     "length grows linearly with the branches.", 1),
+    ("spec-decoding-mechanism", "The draft proposes k tokens, the target scores them in one pass, "
+     "and each draft is kept with probability min(1, q/p).", 1),
+    ("spec-gain-large-batch", "Speculation works equally well at any batch size as long as the "
+     "draft runs on the GPU.", 1),
 ]  # fmt: skip
 
 
