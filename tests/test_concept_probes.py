@@ -334,6 +334,26 @@ PROBES = [
      "and each draft is kept with probability min(1, q/p).", 1),
     ("spec-gain-large-batch", "Speculation works equally well at any batch size as long as the "
      "draft runs on the GPU.", 1),
+    ("cuda-graph-capture-breakers", "Shapes are fixed, so each batch size gets its own graph; no "
+     ".item() or other host syncs, since Python logic only runs at capture; and the memory "
+     "addresses are fixed, so inputs are copied into static buffers before each replay.", 3),
+    ("flash-attention-io-aware", "It is faster because it runs on FP8 tensor cores instead of "
+     "FP16; IO-aware means it looks at the input and output token counts.", 1),
+    ("flash-decoding-why", "FlashDecoding splits the keys and values along the sequence and "
+     "simply averages the partial outputs.", 1),
+    ("attention-sinks-streaming", "StreamingLLM inserts special summary tokens periodically, each "
+     "compressing the tokens that leave the window, so the model can still answer questions "
+     "about anything it read.", 1),
+    ("h2o-eviction-lossy", "H2O keeps the recent tokens and the heavy hitters, those with the most "
+     "accumulated attention, within a fixed budget; it is lossy because it is throwing tokens "
+     "away.", 2),
+    ("h2o-eviction-lossy", "H2O keeps the most frequent words, by token frequency, and it is not "
+     "really lossy since the model can reconstruct dropped tokens.", 1),
+    ("prefix-routing-vs-load", "Prefix routing lets the replica skip decoding the repeated part of "
+     "the answer; the risk is that caches get corrupted when two requests overwrite each other's "
+     "KV blocks.", 1),
+    ("admission-kv-reservation", "Reserving up front is the efficient option, since the engine can "
+     "batch more requests, while admitting on current need fragments the pool.", 1),
 ]  # fmt: skip
 
 
