@@ -4,8 +4,8 @@ An answer and every cue are read the same way: casefolded, split into words at
 spaces, hyphens, underscores and slashes ("memory-bound" is two words), "n't"
 read as "not" ("doesn't" is "does not"), and every word reduced to its stem by
 Snowball's English stemmer, so "queued", "queueing" and "queue" are one word and
-so are "amortise" and "amortize"; an acronym's plural is the acronym ("SLOs" is
-"SLO", "GPUs" is "GPU"). Numbers keep their digits (8,192 reads as 8192); the symbols
+so are "amortise" and "amortize"; an acronym's plural is the acronym, however it is
+typed ("SLOs" and "slos" are "SLO", "GPUs" is "GPU", "SMs" is "SM"). Numbers keep their digits (8,192 reads as 8192); the symbols
 + × ÷ / % = ≠ − are words of their own ("k+v", "1/TPOT"), "!=" is ≠, and an "x"
 between two words or numbers, or right after a number, is × ("2 x 32", "rate x
 latency", "4x smaller").
@@ -183,8 +183,6 @@ def _noun_phrase_word(token: Token) -> bool:
     )
 
 
-# an acronym's plural: "SLOs", "GPUs", "LLMs" (read before casefolding, as "SLO")
-_ACRONYM_PLURAL = re.compile(r"\b([A-Z][A-Z0-9]+)s\b")
 # "x" as a times sign: "2 x 32", "arrival rate x latency", "2x", "N x N"; not "the x
 # axis", "x-axis" (after a word that opens a noun phrase, x is a name)
 _TIMES_X = re.compile(r"(\w+|[)\]])\s+x\s+(?=[\w(\[])|(?<=\d)x(?![\w-])")
@@ -199,8 +197,7 @@ def _times(match: re.Match) -> str:
 
 
 def _normalise(text: str) -> str:
-    text = _ACRONYM_PLURAL.sub(r"\1", unicodedata.normalize("NFKC", text))
-    text = _TIMES_X.sub(_times, text.casefold())
+    text = _TIMES_X.sub(_times, unicodedata.normalize("NFKC", text).casefold())
     text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("!=", " ≠ ")
     text = re.sub(r"[*·⋅∙]", "×", text)
     # a dash between spaces is a minus ("1 - live/reserved"); elsewhere it joins words
@@ -228,8 +225,11 @@ def stem(word: str) -> str:
     if not word.isalpha():
         return word
     word = _BRITISH.sub(r"iz\1", word)
-    if len(word) > 3 and word.endswith("s") and not _VOWELS.intersection(word[:-1]):
-        word = word[:-1]  # an abbreviation's plural: TTFTs, HBMs
+    if word.endswith("s") and (
+        (len(word) >= 3 and not _VOWELS.intersection(word[:-1]))  # ttfts, hbms, sms
+        or (len(word) >= 4 and not _VOWELS.intersection(word[:-2]))  # gpus, slos, slas
+    ):
+        word = word[:-1]  # an abbreviation's plural, however it is typed
     stemmed = _stemmer().stemWord(word)
     return stemmed[:-1] if len(stemmed) > 2 and stemmed.endswith("e") else stemmed
 
