@@ -354,6 +354,21 @@ PROBES = [
      "KV blocks.", 1),
     ("admission-kv-reservation", "Reserving up front is the efficient option, since the engine can "
      "batch more requests, while admitting on current need fragments the pool.", 1),
+    ("moe-eplb-how", "EPLB adds an auxiliary loss to the router at serving time that "
+     "penalizes popular experts.", 1),
+    ("encoder-disaggregation", "The encoder is memory-bandwidth bound, and what moves between the "
+     "workers is the raw image pixels.", 1),
+    ("constrained-decoding-tokenizer", "Generate freely, validate the output with a JSON parser and "
+     "resample until it passes; tokenizer boundaries don't matter.", 1),
+    ("constrained-decoding-tokenizer", "Compile the schema into an automaton, and each step mask "
+     "every token that would break it by setting its logit to minus infinity. Tokens span "
+     "several characters or stop mid-symbol, so each token's whole string is run through the "
+     "automaton; doing that for the whole vocabulary is costly, so engines precompute token sets "
+     "per state, and nested JSON needs a stack.", 3),
+    ("temperature-zero-nondeterminism", "On a busy engine another user's tokens leak into your "
+     "attention, so isolating the cache per request fixes it.", 1),
+    ("bug-review-capacity-note", "The per-token number is right; the bug is that the 140 GB of "
+     "weights must be held on every GPU.", 1),
 ]  # fmt: skip
 
 
