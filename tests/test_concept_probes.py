@@ -369,6 +369,18 @@ PROBES = [
      "attention, so isolating the cache per request fixes it.", 1),
     ("bug-review-capacity-note", "The per-token number is right; the bug is that the 140 GB of "
      "weights must be held on every GPU.", 1),
+    ("moe-routing-imbalance", "The router is random, so collisions make it uneven; and under "
+     "expert parallelism it does not hurt latency, since each GPU finishes independently.", 1),
+    ("moe-routing-imbalance", "Experts specialise: code or one language keeps hitting the same "
+     "experts, and the balancing loss only evens this out on average over big training batches. "
+     "Under expert parallelism the all-to-all waits for the busiest GPU, so the step time "
+     "follows the maximum load.", 3),
+    ("temperature-zero-nondeterminism", "Temperature 0 is really a very small temperature, so a "
+     "tiny amount of random sampling remains; a fixed seed makes it fully reproducible.", 1),
+    ("fragmentation-without-paging", "The waste is padding the prompt to a power of two and "
+     "keeping the query tensor in the cache; the fix is FlashAttention.", 1),
+    ("admission-kv-reservation", "Reserving the maximum is strictly better: reserved blocks cost "
+     "no real memory until they are written.", 1),
 ]  # fmt: skip
 
 
