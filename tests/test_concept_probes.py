@@ -381,6 +381,20 @@ PROBES = [
      "keeping the query tensor in the cache; the fix is FlashAttention.", 1),
     ("admission-kv-reservation", "Reserving the maximum is strictly better: reserved blocks cost "
      "no real memory until they are written.", 1),
+    # half answers whose points are said in plain words are Hard, not left to the user
+    ("h2o-eviction-lossy", "It keeps the heavy hitters, the tokens with the most accumulated "
+     "attention, plus the recent ones, within a fixed budget; it is lossy because evicted tokens "
+     "are removed from the cache.", 2),
+    ("prefix-routing-vs-load", "A cache hit avoids redoing the prefill, so the first token comes "
+     "faster; routed by prefix alone, a hot prefix overloads its replica while others idle.", 2),
+    ("percentiles-not-means", "Latency is skewed: the mean hides the tail, so p50 is the typical "
+     "request and p99 the slow ones. A common mistake is quoting a p99 without enough "
+     "samples.", 2),
+    ("spec-gain-large-batch", "At large batch the step is already compute-bound, so verifying the "
+     "drafts is no longer free and every rejected draft wastes compute.", 2),
+    ("lora-merge-vs-separate", "Merge for a single fine-tune, since it adds no overhead; a "
+     "multi-tenant server keeps adapters separate because a merged model only serves one "
+     "adapter.", 2),
 ]  # fmt: skip
 
 
