@@ -274,8 +274,8 @@ PROBES = [
     ("kv-int4-scales", "INT4 stores 16 levels, so each group keeps a scale, maybe a zero point; "
      "those constants cost extra bits, the kernel must dequantize, and quality needs checking. "
      "Put differently, a scale per 32 values is 4.5 bits.", 2),
-    ("kv-int4-scales", "Scales are only there to convert back to FP16 and cost nothing in memory, "
-     "since they are computed on the fly from the data.", 1),
+    ("kv-int4-scales", "The scales cost nothing in memory, and the grouping is chosen to match "
+     "the warp size, for speed, not for accuracy.", 1),
     ("mla-tensor-parallel", "Because MLA's 128 heads do not map evenly onto 8 GPUs; with TP 16 "
      "instead it would divide.", 1),
     ("mla-what-it-caches", "MLA caches only the attention output of each layer and rebuilds K and "
@@ -304,8 +304,8 @@ PROBES = [
      "GPU is the total divided by the number of GPUs.", 2),
     ("decode-idle-gpu-saturated", "Yes: matrix-vector products run on the regular CUDA cores in "
      "FP32, and those are saturated, which is why the tensor cores look idle.", 1),
-    ("ridge-point-meaning", "The ridge point is the batch size at which the KV cache no longer "
-     "fits in memory.", 1),
+    ("ridge-point-meaning", "The ridge point is the batch size where the GPU runs out of memory "
+     "for the KV cache.", 1),
     ("ridge-point-meaning", "Peak FLOP/s over memory bandwidth, about 300 FLOP/B on an H100; below "
      "it a kernel is memory-bound, above it compute-bound. Decode is memory-bound.", 2),
     ("ridge-point-meaning", "Peak FLOP/s over memory bandwidth, about 300 FLOP/B on an H100; below "
@@ -395,6 +395,28 @@ PROBES = [
     ("lora-merge-vs-separate", "Merge for a single fine-tune, since it adds no overhead; a "
      "multi-tenant server keeps adapters separate because a merged model only serves one "
      "adapter.", 2),
+    # right answers using words that a looser wrong-claim cue would have taken for the claim
+    ("slo-conflict-batching", "System throughput improves with batching because every weight "
+     "read is shared, but each step gets longer, so every user's TPOT gets worse; TTFT suffers "
+     "too when a long prefill stalls the iteration, which chunked prefill, batch caps or "
+     "disaggregation address.", 3),
+    ("constrained-decoding-tokenizer", "Putting the schema in the system prompt isn't enough. The "
+     "engine compiles the schema into an automaton and masks every token that would break it, "
+     "setting its logit to minus infinity. A token can span several grammar symbols or stop "
+     "mid-symbol, so its whole string is walked through the automaton; checking the whole "
+     "vocabulary each step is costly, so engines precompute per-state token sets, and nested "
+     "JSON needs a stack.", 3),
+    ("tp-kv-split-limit", "Each GPU keeps the K and V of its own KV heads, so the cache per GPU is "
+     "the total divided by TP, up to the KV-head count; past it heads are replicated and the "
+     "share stops shrinking. With MLA every GPU keeps the full cache, since its latent is read "
+     "by every head, so plan capacity per GPU.", 3),
+    ("ridge-point-meaning", "The ridge is a property of the GPU, regardless of the batch size: "
+     "peak FLOP/s over bandwidth, about 300 FLOP/B on an H100. Below it a kernel is "
+     "memory-bound, above it compute-bound; decode does about 2 FLOPs per weight per sequence, "
+     "so about the batch size in FLOP/B, far below the ridge at small batch.", 3),
+    ("kv-layout-shape", "Per layer a K and a V tensor, each [batch, kv_heads, seq, head_dim]; "
+     "under GQA the head axis is the KV heads, where plain MHA gives each query head its own "
+     "copy of K and V.", 3),
 ]  # fmt: skip
 
 
