@@ -417,6 +417,14 @@ PROBES = [
     ("kv-layout-shape", "Per layer a K and a V tensor, each [batch, kv_heads, seq, head_dim]; "
      "under GQA the head axis is the KV heads, where plain MHA gives each query head its own "
      "copy of K and V.", 3),
+    ("latency-anti-patterns", "Mistakes: tuning for aggregate tokens per second until big "
+     "batches break the TTFT target; recomputing the whole prefix every step with no KV cache; "
+     "assuming the KV cache is small compared to the weights and leaving out the dtype; and "
+     "thinking speculative decoding helps a cold prompt, when it leaves the prefill as "
+     "expensive.", 3),
+    ("prefix-cache-hit-metrics", "TTFT: the hit skips the prefill of the cached prefix. It does "
+     "not improve latency after the first token, and how often it hits depends on matching and "
+     "eviction.", 3),
 ]  # fmt: skip
 
 
