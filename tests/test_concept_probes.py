@@ -425,6 +425,12 @@ PROBES = [
     ("prefix-cache-hit-metrics", "TTFT: the hit skips the prefill of the cached prefix. It does "
      "not improve latency after the first token, and how often it hits depends on matching and "
      "eviction.", 3),
+    ("preemption-swap-or-recompute", "It chooses between swapping and recomputing at random, and "
+     "swaps part of the model weights to the CPU.", 1),
+    ("preemption-swap-or-recompute", "It preempts the newest sequences and frees their blocks; it can "
+     "swap them to CPU memory over PCIe or drop and recompute them on resume. Rather than picking "
+     "swap or recompute at random, it weighs the bytes over the link against the prefill FLOPs: "
+     "short contexts favour recompute, long caches with a fast link favour swap.", 3),
 ]  # fmt: skip
 
 
