@@ -83,6 +83,13 @@ def test_an_acronyms_plural_is_the_acronym_however_it_is_typed():
     assert [t.stem for t in tokens("bias status tokens")] == ["bias", "status", "token"]
 
 
+def test_british_spellings_meet_american_ones():
+    assert finds("schedulers favour short jobs", "favor short") is True
+    assert finds("we analysed the behaviour", "analyzed the behavior") is True
+    # words that only end the same way are left alone
+    assert [t.stem for t in tokens("four hours of flour")] == ["four", "hour", "of", "flour"]
+
+
 def test_not_equal_is_a_symbol_not_a_sentence_end():
     assert [t.word for t in tokens("TTFT != TPOT")] == ["ttft", "≠", "tpot"]
     assert finds("TTFT != TPOT", "ttft ≠ tpot") is True

@@ -4,11 +4,12 @@ An answer and every cue are read the same way: casefolded, split into words at
 spaces, hyphens, underscores and slashes ("memory-bound" is two words), "n't"
 read as "not" ("doesn't" is "does not"), and every word reduced to its stem by
 Snowball's English stemmer, so "queued", "queueing" and "queue" are one word and
-so are "amortise" and "amortize"; an acronym's plural is the acronym, however it is
-typed ("SLOs" and "slos" are "SLO", "GPUs" is "GPU", "SMs" is "SM"). Numbers keep their digits (8,192 reads as 8192); the symbols
-+ × ÷ / % = ≠ − are words of their own ("k+v", "1/TPOT"), "!=" is ≠, and an "x"
-between two words or numbers, or right after a number, is × ("2 x 32", "rate x
-latency", "4x smaller").
+so are "amortise" and "amortize" ("favour" and "favor", "analyse" and "analyze");
+an acronym's plural is the acronym, however it is typed ("SLOs" and "slos" are
+"SLO", "GPUs" is "GPU", "SMs" is "SM"). Numbers keep their digits (8,192 reads as
+8192); the symbols + × ÷ / % = ≠ − are words of their own ("k+v", "1/TPOT"), "!="
+is ≠, and an "x" between two words or numbers, or right after a number, is ×
+("2 x 32", "rate x latency", "4x smaller").
 
 A cue is found where its words stand next to one another in the answer, in
 order; articles and a few intensifiers in between are skipped ("time to the
@@ -163,6 +164,9 @@ _PUNCTUATION = frozenset([*",;:.!?()[]{}", GAP])
 _SENTENCE_ENDS = frozenset([*";:.!?", GAP])  # a cue is not read across these
 # British spellings read as American ones before stemming: amortise, quantised, utilisation
 _BRITISH = re.compile(r"(?<=[a-z]{2})is(e|es|ed|ing|ation|ations)$")
+# ... and favour, behaviour, analyse: favor, behavior, analyze (not four, hour, your)
+_BRITISH_OUR = re.compile(r"(?<=[a-z]{3})our(s|ed|ing|able|ite|ites)?$")
+_BRITISH_YSE = re.compile(r"(?<=[a-z]{3})ys(e|es|ed|ing)$")
 _VOWELS = frozenset("aeiouy")
 _CONTRACTED = {"can't": "can", "won't": "will", "shan't": "shall", "cannot": "can"}
 
@@ -225,6 +229,7 @@ def stem(word: str) -> str:
     if not word.isalpha():
         return word
     word = _BRITISH.sub(r"iz\1", word)
+    word = _BRITISH_YSE.sub(r"yz\1", _BRITISH_OUR.sub(r"or\1", word))
     if word.endswith("s") and (
         (len(word) >= 3 and not _VOWELS.intersection(word[:-1]))  # ttfts, hbms, sms
         or (len(word) >= 4 and not _VOWELS.intersection(word[:-2]))  # gpus, slos, slas
