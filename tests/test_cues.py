@@ -83,6 +83,33 @@ def test_an_acronyms_plural_is_the_acronym_however_it_is_typed():
     assert [t.stem for t in tokens("bias status tokens")] == ["bias", "status", "token"]
 
 
+@pytest.mark.parametrize(
+    ("answer", "cue", "found"),
+    [
+        # a mistake named is not a claim made
+        ("A common mistake is to think the weights are the hard part",
+         "weights are the hard part", False),
+        ("It's a mistake to think throughput is the only metric",
+         "throughput is the only metric", False),
+        ("a mistake is assuming recomputing is cheaper", "recomputing is cheaper", False),
+        ("(1) thinking throughput is the only metric that matters",
+         "throughput is the only metric", False),
+        ("assuming recomputing is cheaper than a cache", "recomputing is cheaper", False),
+        ("the myth that FP8 costs nothing", "fp8 costs nothing", False),
+        ("the misconception is that TTFT excludes queueing", "ttft excludes queueing", False),
+        ("it is wrong to think decode is compute bound", "decode is compute bound", False),
+        # ... and only that mistake: the next clause, or a gerund's far object, is said
+        ("a common mistake is to think TTFT excludes queueing; it includes queueing",
+         "includes queueing", True),
+        ("thinking about it, decode is memory bound", "decode is memory bound", True),
+        ("the weights are the hard part", "weights are the hard part", True),
+        ("I think decode is compute bound", "decode is compute bound", True),
+    ],
+)  # fmt: skip
+def test_a_mistake_named_is_not_a_claim_made(answer, cue, found):
+    assert finds(answer, cue) is found
+
+
 def test_british_spellings_meet_american_ones():
     assert finds("schedulers favour short jobs", "favor short") is True
     assert finds("we analysed the behaviour", "analyzed the behavior") is True

@@ -34,7 +34,11 @@ is negated within its reach, up to a "that", "which" or "who".
 Polarity goes beyond "not": "regardless of", "independent of", "irrespective of",
 "unrelated to" and "nothing to do with" deny what follows them, and a cue followed by
 "has nothing to do with", "is irrelevant", "is unrelated" or "plays no role" is denied
-("queueing has nothing to do with it").
+("queueing has nothing to do with it"). A mistake named is not made: what follows "a
+(common) mistake is to think", "it is a mistake to assume", "the myth that", "the
+misconception that", "it is wrong to think" is denied, and so is what follows at once
+"thinking", "assuming" or "believing", as a list of mistakes names them ("thinking
+throughput is the only metric").
 
 A cue may leave a gap, written "...": "TTFT ... between tokens" is found where its
 parts stand in order within one clause, at most GAP_REACH words apart, none of them
@@ -121,7 +125,17 @@ _PLAYS = frozenset("play plays played playing".split())
 _DENYING_PHRASES = (
     ("regardless", "of"), ("irrespective", "of"), ("independent", "of"), ("unrelated", "to"),
     ("nothing", "to", "do", "with"),
+    # a mistake named, not made: "a common mistake is to think X", "the myth that X"
+    ("mistake", "is", "to", "think"), ("mistake", "to", "think"), ("mistake", "is", "that"),
+    ("mistake", "is", "thinking"), ("mistake", "is", "assuming"), ("mistake", "to", "assume"),
+    ("mistake", "is", "to", "assume"), ("misconception", "is", "that"),
+    ("misconception", "that"), ("myth", "is", "that"), ("myth", "that"),
+    ("wrong", "to", "think"), ("wrong", "to", "assume"),
 )  # fmt: skip
+# a mistake named by its gerund, as in a list of mistakes ("thinking throughput is the
+# only metric", "assuming recomputing is cheaper"): denies a cue that starts at once (a
+# word of the noun phrase aside)
+_NAMING_GERUNDS = frozenset("thinking assuming believing".split())
 # the phrases by their last word, so that a word is compared only with those it can end
 _DENYING_ENDING: dict[str, tuple[tuple[str, ...], ...]] = {}
 for _phrase in _DENYING_PHRASES:
@@ -422,6 +436,8 @@ class Answer:
                 start = i - len(phrase) + 1
                 if start >= 0 and tuple(words[start : i + 1]) == phrase:
                     found[i] = NOUN_NEGATION_REACH
+            if word in _NAMING_GERUNDS and i not in found:
+                found[i] = 1
         return found
 
     def _denied_reason(self, i: int) -> bool:
