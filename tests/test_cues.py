@@ -110,6 +110,34 @@ def test_a_mistake_named_is_not_a_claim_made(answer, cue, found):
     assert finds(answer, cue) is found
 
 
+@pytest.mark.parametrize(
+    ("answer", "cue", "found"),
+    [
+        # a "which" clause about what "unlike" or "rather than" sets aside is not said of
+        # the answer's own subject
+        ("unlike tensor parallelism, which splits the attention heads, it splits the "
+         "sequence", "splits the attention heads", False),
+        ("unlike tensor parallelism, which splits the attention heads, it splits the "
+         "sequence", "splits the sequence", True),
+        ("Unlike LLM.int8(), which keeps the outlier channels in FP16, SmoothQuant scales",
+         "keeps outlier channels in fp16", False),
+        ("rather than TP, which splits the heads, we use PP", "splits the heads", False),
+        # a "which" clause with no contrast before it, or after a sentence's end, is said
+        ("TP splits the attention heads, which needs all-reduces", "needs all reduces", True),
+        ("Unlike X. Decode, which is slow, streams", "is slow", True),
+        ("Prefill is fast (unlike decode), which matters", "matters", True),
+    ],
+)  # fmt: skip
+def test_what_a_contrast_sets_aside_is_not_said(answer, cue, found):
+    assert finds(answer, cue) is found
+
+
+def test_a_full_stop_inside_a_name_ends_no_sentence():
+    assert [t.word for t in tokens("LLM.int8() or torch.compile. Next")] == [
+        "llm", "int", "8", "(", ")", "or", "torch", "compile", ".", "next",
+    ]  # fmt: skip
+
+
 def test_british_spellings_meet_american_ones():
     assert finds("schedulers favour short jobs", "favor short") is True
     assert finds("we analysed the behaviour", "analyzed the behavior") is True

@@ -34,7 +34,9 @@ is negated within its reach, up to a "that", "which" or "who".
 Polarity goes beyond "not": "regardless of", "independent of", "irrespective of",
 "unrelated to" and "nothing to do with" deny what follows them, and a cue followed by
 "has nothing to do with", "is irrelevant", "is unrelated" or "plays no role" is denied
-("queueing has nothing to do with it"). A mistake named is not made: what follows "a
+("queueing has nothing to do with it"). A "which" or "who" clause about what "unlike",
+"rather than", "instead of" or "as opposed to" sets aside is denied too ("unlike static
+batching, which waits for a full batch, ..."). A mistake named is not made: what follows "a
 (common) mistake is to think", "it is a mistake to assume", "the myth that", "the
 misconception that", "it is wrong to think" is denied, and so is what follows at once
 "thinking", "assuming" or "believing", as a list of mistakes names them ("thinking
@@ -218,6 +220,8 @@ def _normalise(text: str) -> str:
     text = _TIMES_X.sub(_times, unicodedata.normalize("NFKC", text).casefold())
     text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("!=", " ≠ ")
     text = re.sub(r"[*·⋅∙]", "×", text)
+    # a full stop inside a name is no sentence end: "LLM.int8", "torch.compile"
+    text = re.sub(r"(?<=[a-z])\.(?=[a-z0-9])", " ", text)
     # a dash between spaces is a minus ("1 - live/reserved"); elsewhere it joins words
     text = re.sub(r"(?:(?<=\s)|^)[-–](?=\s|$)", "−", text)
     return re.sub(r"[-_–—]", " ", text)
@@ -446,6 +450,28 @@ class Answer:
         following = self.tokens[i + 1].word if i + 1 < len(self.tokens) else ""
         return following == "of" and i > 0 and self.tokens[i - 1].word in _VERB_NEGATORS
 
+    def _describes_the_contrasted(self, comma: int) -> bool:
+        """Whether the clause after tokens[comma] is a "which" or "who" clause about what
+        the clause before it sets aside ("unlike static batching, which waits for a full
+        batch, ..."; "rather than TP, which splits the heads, ..."): it says nothing of the
+        answer's own subject."""
+        following = self.tokens[comma + 1].word if comma + 1 < len(self.tokens) else ""
+        if self.tokens[comma].word != "," or following not in ("which", "who"):
+            return False
+        for i in range(comma - 1, -1, -1):
+            token = self.tokens[i]
+            before = self.tokens[i - 1].word if i > 0 else ""
+            if (token.word, before) == (")", "(") or (
+                token.word == "(" and self.tokens[i + 1].word == ")"
+            ):
+                continue  # an empty pair ends a name: "LLM.int8()"
+            if token.clause_end:
+                return False
+            previous = self.tokens[i - 1].word if i > 0 else ""
+            if token.word == "unlike" or (previous, token.word) in _CONTRASTS:
+                return True
+        return False
+
     def _negated(self, start: int, end: int) -> bool:
         """Whether the cue at tokens[start..end] stands under negation or contrast."""
         between = 0
@@ -457,7 +483,11 @@ class Answer:
                 # "not because of its content": the reason given is the one denied
                 if between <= NEGATION_REACH:
                     return True
-            if token.clause_end or between > NEGATION_REACH:
+            if token.clause_end:
+                if self._describes_the_contrasted(i):
+                    return True
+                break
+            if between > NEGATION_REACH:
                 break
             if i in self._negators and between <= self._negators[i]:
                 return True
