@@ -431,6 +431,112 @@ PROBES = [
      "swap them to CPU memory over PCIe or drop and recompute them on resume. Rather than picking "
      "swap or recompute at random, it weighs the bytes over the link against the prefill FLOPs: "
      "short contexts favour recompute, long caches with a fast link favour swap.", 3),
+    # right answers sharing words with a wrong claim, the wrong claims in their wrong form,
+    # and half answers that say one side of a trade-off only
+    ("wq-activations-harder", "Weights are smooth, so per-channel scales work. The activations "
+     "are larger in a handful of outlier channels, around 100x the rest, so one scale per "
+     "token wastes most levels on them. SmoothQuant divides each activation channel by a "
+     "factor and multiplies the weight row by it, folded offline, so W8A8 costs nothing extra.", 3),
+    ("wq-activations-harder", "A few activation channels hold outliers 100 times larger, so a "
+     "per-tensor scale leaves the rest a few levels; weights are evenly spread. Unlike "
+     "LLM.int8(), which keeps the outlier channels in FP16 and the rest in INT8, SmoothQuant "
+     "moves the difficulty into the weights with a per-channel factor folded in offline.", 3),
+    ("lora-merge-vs-separate", "For one dedicated model, merge: the low-rank products are "
+     "folded into the base weights, so there is no overhead. But a merged copy serves only one "
+     "adapter, and two tenants with two merged copies doubles the model size. Kept separate, "
+     "one shared base batches many small adapters at the cost of extra low rank products and a "
+     "custom kernel.", 3),
+    ("kv-layout-shape", "Each layer keeps a K and a V tensor, [batch, kv_heads, seq_len, "
+     "head_dim]; some engines hold one tensor per layer with a leading axis of 2, K and V "
+     "concatenated. The head axis counts KV heads, and the query head count does not appear.", 3),
+    ("kv-formula-units", "2 × layers × KV heads × head_dim × tokens × bytes per element: 2 for "
+     "BF16, 1 for FP8, and FP32 is always 4 bytes. KV heads, not query heads; allocator "
+     "overhead is left out.", 3),
+    ("gqa-cache-change", "Query heads share KV heads in groups, so the cache shrinks by the "
+     "group size, while the cache still grows along the sequence dimension. Every query head "
+     "still computes its own scores. The model has to be trained or uptrained with it.", 3),
+    ("ttft-tpot-streaming", "Users care mainly about two things: when text starts and how "
+     "smoothly it flows. TTFT is how fast the text starts to appear, queueing plus prefill; "
+     "TPOT is how long you wait between tokens after that. Both matter.", 3),
+    ("define-tpot", "The gap between consecutive output tokens after the first. TTFT is the "
+     "wait for the first; it is set by the prefill, whereas TPOT is one decode step of the "
+     "running batch, so it grows with batch size and context.", 3),
+    ("define-ttft", "From sending the request to the first output token: queueing, plus the "
+     "time to tokenize the input, plus the prefill of whatever the prefix cache misses.", 3),
+    ("goodput-definition", "Goodput counts requests per second that complete without errors "
+     "and meet both the TTFT and the TPOT targets. Raw tokens per second is a poor target "
+     "because it ignores latency: it keeps rising while requests miss their SLOs. Capacity is "
+     "the highest rate at which 90% still meet them.", 3),
+    ("littles-law-sizing", "L = λ × W: requests in flight are arrival rate times time in the "
+     "system, so 20 req/s for 10 s is 200. Each holds a KV cache, so this sizes the KV pool "
+     "and decode batch; it holds for any arrival process, not only if arrivals are Poisson.", 3),
+    ("moe-decode-batch-regimes", "At batch 1 only the active 13B are read, the shared weights "
+     "and the chosen experts. At batch 256 nearly every expert is picked by some token, so "
+     "close to 47B is read. Memory must hold all 47B at both batch sizes; the bandwidth win is "
+     "largest at small batch.", 3),
+    ("spec-decoding-mechanism", "A draft model guesses k tokens. The big model only checks "
+     "them, all in one forward pass that costs about one decode step, and yields at least one "
+     "token. Most tokens come from the draft, yet each is accepted by min(1, p/q) with "
+     "resampling from the residual, so the output is exactly the target's; Medusa's typical "
+     "acceptance is lossy.", 3),
+    ("continuous-batching-iteration-level", "The batch is re-formed every decode step: "
+     "finished sequences leave, waiting ones join. Static batching pads every request to the "
+     "same length and waits until the batch is full, then holds slots until the longest ends, "
+     "so slots sit idle. Throughput rises and queueing drops; it needs paged KV memory.", 3),
+    ("tree-cost-large-batch", "At batch 1 decode is memory-bound, so compute is not the issue "
+     "and the tree still pays off. At large batch every node of every tree costs compute and "
+     "the step turns compute-bound, so the extra verify work outweighs the extra accepted "
+     "tokens; fall back to a chain under load.", 3),
+    ("wq-activations-harder", "Activations are harder because they are larger than the "
+     "weights. SmoothQuant keeps the outlier channels in FP16 and the rest in INT8.", 1),
+    ("lora-merge-vs-separate", "Merging doubles the model size, since it stores a full-rank "
+     "update beside W. Separate adapters are folded into the base GEMM for free.", 1),
+    ("kv-layout-shape", "One tensor per layer, [batch, seq, hidden], with K and V concatenated "
+     "along the hidden size.", 1),
+    ("gqa-cache-change", "GQA shares K and V along the sequence, so consecutive tokens use one "
+     "entry. Query heads still compute their own scores.", 1),
+    ("ttft-tpot-streaming", "Users care mainly about TTFT. TTFT is how fast the text flows, "
+     "and TPOT is how long you wait before anything appears.", 1),
+    ("define-tpot", "TPOT is set by the prefill of the prompt, per input token.", 1),
+    ("define-ttft", "TTFT is mostly the time to tokenize the input and send it over the "
+     "network.", 1),
+    ("ttft-tpot-itl-e2e", "TTFT is the time to the first token, ITL the gap between tokens, "
+     "TPOT the same as ITL. E2E is TTFT plus ITL.", 1),
+    ("littles-law-sizing", "L = λ × W, which sizes the KV pool since each request holds a "
+     "cache; it holds only for Poisson arrivals.", 1),
+    ("moe-decode-batch-regimes", "The step reads 13B at both batch sizes, since each token "
+     "picks two experts. Memory holds 47B.", 1),
+    ("mla-tensor-parallel", "TP splits the heads, and the MLA latent is divided by 8 across "
+     "the GPUs, so each keeps an eighth.", 1),
+    ("spec-decoding-mechanism", "A draft proposes k tokens and the target verifies them one at "
+     "a time, one pass each. Speculative decoding is lossy: it approximates the target.", 1),
+    ("prefill-compute-decode-bandwidth", "Prefill is compute-bound because its GEMMs cover all "
+     "prompt tokens. In decode the weights stay on chip, so the step is bound by copying "
+     "tokens back to the CPU.", 1),
+    ("continuous-batching-iteration-level", "Continuous batching pads every request to the "
+     "same length and streams the batch to the GPU; finished slots sit idle.", 1),
+    ("tree-cost-large-batch", "A tree verify pass scores every node of every sequence, but the "
+     "tree still pays off at large batch since it accepts more tokens per pass.", 1),
+    ("tp-across-nodes", "TP needs all-reduces per layer, fine over NVLink. Across nodes "
+     "pipeline parallelism communicates more, since pipeline replicates the weights on every "
+     "node.", 1),
+    ("vtc-fairness", "VTC counts requests and serves the tenant with the fewest; tokens are "
+     "counted only because billing is per token.", 1),
+    ("fragmentation-without-paging", "Each request gets a slab of max length. The waste is "
+     "mostly padding tokens in the batch, and quantization removes the waste.", 1),
+    ("latency-anti-patterns", "Tuning for throughput alone inflates batches until TTFT misses "
+     "its target; the opposite mistake, keeping batches too small, wastes the GPU. Re-running "
+     "the prefix every step without a KV cache is a toy. Sizing KV memory without the dtype "
+     "or KV heads. Hoping speculative decoding fixes a long cold prefill.", 3),
+    ("latency-anti-patterns", "The main mistake is caring about latency at all: throughput is "
+     "the only metric that matters. Recomputing is cheaper than a KV cache for short prompts.", 1),
+    ("chunked-prefill-budget-tradeoff", "Lowering N makes steps shorter and a long prompt "
+     "needs more steps.", 2),
+    ("admission-kv-reservation", "Reserving the whole output up front means a request always "
+     "has room to finish. Admitting on current need can run out of blocks as requests grow, "
+     "forcing preemption.", 2),
+    ("admission-kv-reservation", "Reserving means fewer requests fit. Admitting on need packs "
+     "in more but may run out and preempt.", 2),
 ]  # fmt: skip
 
 
