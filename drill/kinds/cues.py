@@ -36,11 +36,13 @@ Polarity goes beyond "not": "regardless of", "independent of", "irrespective of"
 "has nothing to do with", "is irrelevant", "is unrelated" or "plays no role" is denied
 ("queueing has nothing to do with it"). A "which" or "who" clause about what "unlike",
 "rather than", "instead of" or "as opposed to" sets aside is denied too ("unlike static
-batching, which waits for a full batch, ..."). A mistake named is not made: what follows "a
-(common) mistake is to think", "it is a mistake to assume", "the myth that", "the
-misconception that", "it is wrong to think" is denied, and so is what follows at once
-"thinking", "assuming" or "believing", as a list of mistakes names them ("thinking
-throughput is the only metric").
+batching, which waits for a full batch, ..."). A mistake named is not a wrong claim made:
+no wrong claim is read in what follows "a (common) mistake is to think", "it is a
+mistake to assume", "the myth that", "the misconception that", "it is wrong to say", to
+the end of its clause (NAMED_MISTAKE_REACH words at most), nor in what follows at once
+"thinking", "assuming", "believing", "treating" or "expecting", as a list of mistakes
+names them ("thinking throughput is the only metric"); a point's words count there as
+anywhere (the question may ask for the mistakes).
 
 A cue may leave a gap, written "...": "TTFT ... between tokens" is found where its
 parts stand in order within one clause, at most GAP_REACH words apart, none of them
@@ -127,21 +129,27 @@ _PLAYS = frozenset("play plays played playing".split())
 _DENYING_PHRASES = (
     ("regardless", "of"), ("irrespective", "of"), ("independent", "of"), ("unrelated", "to"),
     ("nothing", "to", "do", "with"),
-    # a mistake named, not made: "a common mistake is to think X", "the myth that X"
-    ("mistake", "is", "to", "think"), ("mistake", "to", "think"), ("mistake", "is", "that"),
-    ("mistake", "is", "thinking"), ("mistake", "is", "assuming"), ("mistake", "to", "assume"),
-    ("mistake", "is", "to", "assume"), ("misconception", "is", "that"),
-    ("misconception", "that"), ("myth", "is", "that"), ("myth", "that"),
-    ("wrong", "to", "think"), ("wrong", "to", "assume"),
 )  # fmt: skip
+# a mistake named, not made: "a common mistake is to think X", "it's a mistake to pick X",
+# "the myth that X", "it is wrong to say X" name the rest of their clause
+_NAMING_PHRASES = (
+    ("mistake", "is", "to"), ("mistake", "to"), ("mistake", "is", "that"),
+    ("mistake", "is"), ("misconception", "is", "that"), ("misconception", "that"),
+    ("misconception", "is", "to"), ("myth", "is", "that"), ("myth", "that"),
+    ("wrong", "to"),
+)  # fmt: skip
+NAMED_MISTAKE_REACH = 12
 # a mistake named by its gerund, as in a list of mistakes ("thinking throughput is the
-# only metric", "assuming recomputing is cheaper"): denies a cue that starts at once (a
+# only metric", "assuming recomputing is cheaper"): names a cue that starts at once (a
 # word of the noun phrase aside)
-_NAMING_GERUNDS = frozenset("thinking assuming believing".split())
+_NAMING_GERUNDS = frozenset("thinking assuming believing treating expecting".split())
 # the phrases by their last word, so that a word is compared only with those it can end
 _DENYING_ENDING: dict[str, tuple[tuple[str, ...], ...]] = {}
 for _phrase in _DENYING_PHRASES:
     _DENYING_ENDING[_phrase[-1]] = (*_DENYING_ENDING.get(_phrase[-1], ()), _phrase)
+_NAMING_ENDING: dict[str, tuple[tuple[str, ...], ...]] = {}
+for _naming in _NAMING_PHRASES:
+    _NAMING_ENDING[_naming[-1]] = (*_NAMING_ENDING.get(_naming[-1], ()), _naming)
 # which way a cue says something moves, by class; a word of one side contradicts the
 # other side's ("drops" against "rises"); each class's words are stemmed when first used
 _DIRECTIONS = (
@@ -421,6 +429,7 @@ class Answer:
         for k, stem_k in enumerate(self._stems):
             self._starts.setdefault(stem_k, []).append(k)
         self._negators = self._negator_reaches()
+        self._naming = self._naming_reaches()
 
     def _negator_reaches(self) -> dict[int, int]:
         """Position -> reach of every word that negates what follows it."""
@@ -440,9 +449,35 @@ class Answer:
                 start = i - len(phrase) + 1
                 if start >= 0 and tuple(words[start : i + 1]) == phrase:
                     found[i] = NOUN_NEGATION_REACH
+        return found
+
+    def _naming_reaches(self) -> dict[int, int]:
+        """Position -> reach of every phrase that names a mistake rather than making it
+        ("a common mistake is to", "the myth that", "thinking" in a list of mistakes)."""
+        words = [t.word for t in self.tokens]
+        found = {}
+        for i, word in enumerate(words):
+            for phrase in _NAMING_ENDING.get(word, ()):
+                start = i - len(phrase) + 1
+                if start >= 0 and tuple(words[start : i + 1]) == phrase:
+                    found[i] = NAMED_MISTAKE_REACH
             if word in _NAMING_GERUNDS and i not in found:
                 found[i] = 1
         return found
+
+    def names_a_mistake(self, start: int) -> bool:
+        """Whether tokens[start] stands in a mistake the answer names rather than makes:
+        after a naming phrase within its reach, in the same clause."""
+        between = 0
+        for i in range(start - 1, -1, -1):
+            token = self.tokens[i]
+            if token.clause_end or between > NAMED_MISTAKE_REACH:
+                return False
+            if i in self._naming and between <= self._naming[i]:
+                return True
+            if token.word not in _FILLERS:
+                between += 1
+        return False
 
     def _denied_reason(self, i: int) -> bool:
         """Whether the "because" at tokens[i] is "not because of": a reason named and
@@ -667,25 +702,32 @@ def coverage(
             spans = answer._form_spans(question.forms[k])
             if spans:
                 spans_of[k] = spans
+    # a wrong claim is read only where the answer makes it, not where it names it as a
+    # mistake ("a common mistake is to think X"); a point's words count there as before
+    said = {
+        k: kept
+        for k, spans in spans_of.items()
+        if (kept := [span for span in spans if not answer.names_a_mistake(span[0])])
+    }
     claims: list[str | None] = [None] * len(key_points)
     # the clauses where each point's wrong claim was read: a cue of the point there is
     # the claim's own word ("TTFT" in "TTFT is the gap between tokens"), not the point
     # said right
     claimed: list[list[tuple[int, int]]] = [[] for _ in key_points]
     for index, claim, shown, any_of in question.claims:
-        if not 0 <= index < len(claims) or any_of.isdisjoint(spans_of):
+        if not 0 <= index < len(claims) or any_of.isdisjoint(said):
             continue
         claims[index] = claims[index] or claim
         claimed[index] += [
-            answer.clause_around(*span) for k in shown for span in spans_of.get(k, ())
+            answer.clause_around(*span) for k in shown for span in said.get(k, ())
         ]
     for i, (point, _cues) in enumerate(key_points):
         reversed_ = question.points[i][2]
-        if reversed_.isdisjoint(spans_of):
+        if reversed_.isdisjoint(said):
             continue
         claims[i] = claims[i] or OPPOSITE + point
         claimed[i] += [
-            answer.clause_around(*span) for k in reversed_ for span in spans_of.get(k, ())
+            answer.clause_around(*span) for k in reversed_ for span in said.get(k, ())
         ]
     found = [
         not any_of.isdisjoint(spans_of)
