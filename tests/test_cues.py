@@ -97,11 +97,20 @@ def test_an_acronyms_plural_is_the_acronym_however_it_is_typed():
         ("It's a mistake to pick the largest group", "pick the largest group", False),
         ("(1) thinking throughput is the only metric that matters",
          "throughput is the only metric", False),
-        ("assuming recomputing is cheaper than a cache", "recomputing is cheaper", False),
-        ("treating percentiles as additive", "percentiles as additive", False),
+        ("(2) assuming recomputing is cheaper than a cache", "recomputing is cheaper", False),
+        ("p99 first; treating percentiles as additive", "percentiles as additive", False),
         ("the myth that FP8 costs nothing", "fp8 costs nothing", False),
         ("the misconception is that TTFT excludes queueing", "ttft excludes queueing", False),
         ("it is wrong to think decode is compute bound", "decode is compute bound", False),
+        ("Mistakes: thinking decode is compute bound", "decode is compute bound", False),
+        ("- assuming recomputing is cheaper", "recomputing is cheaper", False),
+        # ... up to the answer's own reason, and not a premise at a sentence's start
+        ("It is a mistake to think decode is memory bound since decode is compute bound",
+         "decode is compute bound", True),
+        ("It is a mistake to think X as decode is compute bound", "decode is compute bound",
+         True),
+        ("Assuming decode is compute bound, buy FLOPs", "decode is compute bound", True),
+        ("So, assuming decode is compute bound, buy FLOPs", "decode is compute bound", True),
         # ... and only that mistake: the next clause, or a gerund's far object, is said
         ("a common mistake is to think TTFT excludes queueing; then TTFT excludes queueing",
          "ttft excludes queueing", True),
@@ -124,14 +133,12 @@ def test_a_point_named_in_a_mistake_is_still_read():
 
 
 @pytest.mark.parametrize(
-    ("answer", "cue", "found"),
+    ("answer", "cue", "read"),
     [
-        # a "which" clause about what "unlike" or "rather than" sets aside is not said of
-        # the answer's own subject
+        # a "which" clause about what "unlike" or "rather than" sets aside is not claimed
+        # of the answer's own subject
         ("unlike tensor parallelism, which splits the attention heads, it splits the "
          "sequence", "splits the attention heads", False),
-        ("unlike tensor parallelism, which splits the attention heads, it splits the "
-         "sequence", "splits the sequence", True),
         ("Unlike LLM.int8(), which keeps the outlier channels in FP16, SmoothQuant scales",
          "keeps outlier channels in fp16", False),
         ("rather than TP, which splits the heads, we use PP", "splits the heads", False),
@@ -139,16 +146,36 @@ def test_a_point_named_in_a_mistake_is_still_read():
         ("TP splits the attention heads, which needs all-reduces", "needs all reduces", True),
         ("Unlike X. Decode, which is slow, streams", "is slow", True),
         ("Prefill is fast (unlike decode), which matters", "matters", True),
+        ("Unlike static batching, continuous batching, which pads requests, wastes slots",
+         "pads requests", True),
     ],
 )  # fmt: skip
-def test_what_a_contrast_sets_aside_is_not_said(answer, cue, found):
-    assert finds(answer, cue) is found
+def test_what_a_contrast_sets_aside_is_no_wrong_claim(answer, cue, read):
+    found = coverage(answer, [("P", ("zzz",))], [(0, "W", (cue,))])
+    assert found.wrong_claims == (("W",) if read else (None,))
+
+
+def test_the_defect_of_what_a_contrast_sets_aside_is_still_a_point():
+    answer = (
+        "Unlike static batching, which holds every slot until the longest sequence "
+        "finishes, continuous batching re-forms the batch every step."
+    )
+    assert coverage(answer, [("P", ("holds every slot",))]).covered == (True,)
 
 
 def test_a_full_stop_inside_a_name_ends_no_sentence():
-    assert [t.word for t in tokens("LLM.int8() or torch.compile. Next")] == [
-        "llm", "int", "8", "(", ")", "or", "torch", "compile", ".", "next",
+    assert [t.word for t in tokens("LLM.int8() or torch.compile() now. Next")] == [
+        "llm", "int", "8", "(", ")", "or", "torch", "compile", "(", ")", "now", ".", "next",
     ]  # fmt: skip
+    # typed without a space, a full stop before a plain word still ends a sentence
+    assert [t.word for t in tokens("not memory-bound.Decode is")] == [
+        "not", "memory", "bound", ".", "decode", "is",
+    ]  # fmt: skip
+    assert finds("Prefill is not memory-bound.Decode is compute-bound", "decode is compute bound")
+
+
+def test_a_long_dash_between_spaces_sets_off_a_clause():
+    assert [t.word for t in tokens("a mistake — decode")] == ["a", "mistake", ",", "decode"]
 
 
 def test_british_spellings_meet_american_ones():

@@ -34,15 +34,18 @@ is negated within its reach, up to a "that", "which" or "who".
 Polarity goes beyond "not": "regardless of", "independent of", "irrespective of",
 "unrelated to" and "nothing to do with" deny what follows them, and a cue followed by
 "has nothing to do with", "is irrelevant", "is unrelated" or "plays no role" is denied
-("queueing has nothing to do with it"). A "which" or "who" clause about what "unlike",
-"rather than", "instead of" or "as opposed to" sets aside is denied too ("unlike static
-batching, which waits for a full batch, ..."). A mistake named is not a wrong claim made:
-no wrong claim is read in what follows "a (common) mistake is to think", "it is a
-mistake to assume", "the myth that", "the misconception that", "it is wrong to say", to
-the end of its clause (NAMED_MISTAKE_REACH words at most), nor in what follows at once
-"thinking", "assuming", "believing", "treating" or "expecting", as a list of mistakes
-names them ("thinking throughput is the only metric"); a point's words count there as
-anywhere (the question may ask for the mistakes).
+("queueing has nothing to do with it").
+
+A mistake named, or the alternative contrasted, is not a wrong claim made: no wrong
+claim is read in what follows "a (common) mistake is to think", "it is a mistake to
+assume", "the myth that", "the misconception that", "it is wrong to say", to the end of
+its clause or a "since", "as" or "when" (NAMED_MISTAKE_REACH words at most), nor in
+what follows at once "thinking", "assuming", "believing", "treating" or "expecting" where
+it opens an item of a list ("(1) thinking throughput is the only metric"; not "Assuming
+decode is compute-bound, ..." at a sentence's start), nor in a "which" or "who" clause
+about what "unlike", "rather than", "instead of" or "as opposed to" sets aside ("unlike
+static batching, which waits for a full batch, ..."). A point's words count there as
+anywhere: the question may ask for the mistakes, or the alternative's defect.
 
 A cue may leave a gap, written "...": "TTFT ... between tokens" is found where its
 parts stand in order within one clause, at most GAP_REACH words apart, none of them
@@ -143,6 +146,12 @@ NAMED_MISTAKE_REACH = 12
 # only metric", "assuming recomputing is cheaper"): names a cue that starts at once (a
 # word of the noun phrase aside)
 _NAMING_GERUNDS = frozenset("thinking assuming believing treating expecting".split())
+# ... where it opens an item of a list: "(2) assuming", "mistakes: thinking", "; treating",
+# a bullet; not at a sentence's start or after a comma ("Assuming decode is compute-bound,
+# buy FLOPs" makes the claim as a premise)
+_LIST_MARKS = frozenset([")", ":", ";", "−"])
+# words that end what a named mistake reaches: "it is a mistake to think X since Y"
+_NAMING_ENDS = frozenset("since as when if whereas then".split())
 # the phrases by their last word, so that a word is compared only with those it can end
 _DENYING_ENDING: dict[str, tuple[tuple[str, ...], ...]] = {}
 for _phrase in _DENYING_PHRASES:
@@ -228,8 +237,11 @@ def _normalise(text: str) -> str:
     text = _TIMES_X.sub(_times, unicodedata.normalize("NFKC", text).casefold())
     text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("!=", " ≠ ")
     text = re.sub(r"[*·⋅∙]", "×", text)
-    # a full stop inside a name is no sentence end: "LLM.int8", "torch.compile"
-    text = re.sub(r"(?<=[a-z])\.(?=[a-z0-9])", " ", text)
+    # a full stop inside a name is no sentence end: "LLM.int8", "torch.compile()"; one
+    # before a plain word is ("memory-bound.Decode is ...", typed without a space)
+    text = re.sub(r"(?<=[a-z])\.(?=[a-z_]*\d|[a-z_]+\()", " ", text)
+    # a long dash between spaces sets off a clause, as a comma does
+    text = re.sub(r"\s—\s", ", ", text)
     # a dash between spaces is a minus ("1 - live/reserved"); elsewhere it joins words
     text = re.sub(r"(?:(?<=\s)|^)[-–](?=\s|$)", "−", text)
     return re.sub(r"[-_–—]", " ", text)
@@ -461,17 +473,22 @@ class Answer:
                 start = i - len(phrase) + 1
                 if start >= 0 and tuple(words[start : i + 1]) == phrase:
                     found[i] = NAMED_MISTAKE_REACH
-            if word in _NAMING_GERUNDS and i not in found:
+            opens_an_item = i > 0 and words[i - 1] in _LIST_MARKS
+            if word in _NAMING_GERUNDS and i not in found and opens_an_item:
                 found[i] = 1
         return found
 
     def names_a_mistake(self, start: int) -> bool:
         """Whether tokens[start] stands in a mistake the answer names rather than makes:
-        after a naming phrase within its reach, in the same clause."""
+        after a naming phrase within its reach, in the same clause and before a "since",
+        "as" or "when" that gives the answer's own reason; or in a "which" clause about
+        what "unlike" or "rather than" sets aside."""
         between = 0
         for i in range(start - 1, -1, -1):
             token = self.tokens[i]
-            if token.clause_end or between > NAMED_MISTAKE_REACH:
+            if token.clause_end:
+                return self._describes_the_contrasted(i)
+            if between > NAMED_MISTAKE_REACH or token.word in _NAMING_ENDS:
                 return False
             if i in self._naming and between <= self._naming[i]:
                 return True
@@ -518,11 +535,7 @@ class Answer:
                 # "not because of its content": the reason given is the one denied
                 if between <= NEGATION_REACH:
                     return True
-            if token.clause_end:
-                if self._describes_the_contrasted(i):
-                    return True
-                break
-            if between > NEGATION_REACH:
+            if token.clause_end or between > NEGATION_REACH:
                 break
             if i in self._negators and between <= self._negators[i]:
                 return True
