@@ -27,7 +27,8 @@ noun phrase ("queueing is not included", "queueing time is not included", "TTFT
 doesn't change"), and when it is said to be excluded, omitted, ignored or left
 out; "the cached prefix doesn't need to be prefilled" leaves "cached prefix"
 standing. "Not only", "not just" and "no matter" negate nothing. A clause
-ends at , ; : . ! ? and brackets, and at and, but, so, yet, while, whereas,
+ends at , ; : . ! ?, brackets and a long dash between spaces (a full stop inside a
+name, "LLM.int8", ends nothing), and at and, but, so, yet, while, whereas,
 although, though, because, however; a reason denied ("not because of their content")
 is negated within its reach, up to a "that", "which" or "who".
 
