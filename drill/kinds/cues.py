@@ -154,12 +154,15 @@ _LIST_MARKS = frozenset([")", ":", ";", "−"])
 # words that end what a named mistake reaches: "it is a mistake to think X since Y"
 _NAMING_ENDS = frozenset("since as when if whereas then".split())
 # the phrases by their last word, so that a word is compared only with those it can end
-_DENYING_ENDING: dict[str, tuple[tuple[str, ...], ...]] = {}
-for _phrase in _DENYING_PHRASES:
-    _DENYING_ENDING[_phrase[-1]] = (*_DENYING_ENDING.get(_phrase[-1], ()), _phrase)
-_NAMING_ENDING: dict[str, tuple[tuple[str, ...], ...]] = {}
-for _naming in _NAMING_PHRASES:
-    _NAMING_ENDING[_naming[-1]] = (*_NAMING_ENDING.get(_naming[-1], ()), _naming)
+def _by_last_word(phrases: Iterable[tuple[str, ...]]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    table: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for phrase in phrases:
+        table[phrase[-1]] = (*table.get(phrase[-1], ()), phrase)
+    return table
+
+
+_DENYING_ENDING = _by_last_word(_DENYING_PHRASES)
+_NAMING_ENDING = _by_last_word(_NAMING_PHRASES)
 # which way a cue says something moves, by class; a word of one side contradicts the
 # other side's ("drops" against "rises"); each class's words are stemmed when first used
 _DIRECTIONS = (
@@ -424,6 +427,17 @@ def opposite_forms(cue: str) -> tuple[tuple[str, ...], ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _ends_a_phrase(
+    words: Sequence[str], i: int, table: dict[str, tuple[tuple[str, ...], ...]]
+) -> bool:
+    """Whether words[i] ends one of the phrases in `table` (by last word)."""
+    for phrase in table.get(words[i], ()):
+        start = i - len(phrase) + 1
+        if start >= 0 and tuple(words[start : i + 1]) == phrase:
+            return True
+    return False
+
+
 class Answer:
     """An answer read once, then asked about any number of cues."""
 
@@ -458,10 +472,8 @@ class Answer:
                 found[i] = NOUN_NEGATION_REACH
             elif i > 0 and (words[i - 1], word) in _CONTRASTS:
                 found[i] = NOUN_NEGATION_REACH
-            for phrase in _DENYING_ENDING.get(word, ()):  # "regardless of", "nothing to do with"
-                start = i - len(phrase) + 1
-                if start >= 0 and tuple(words[start : i + 1]) == phrase:
-                    found[i] = NOUN_NEGATION_REACH
+            if _ends_a_phrase(words, i, _DENYING_ENDING):  # "regardless of", "nothing to do with"
+                found[i] = NOUN_NEGATION_REACH
         return found
 
     def _naming_reaches(self) -> dict[int, int]:
@@ -470,10 +482,8 @@ class Answer:
         words = [t.word for t in self.tokens]
         found = {}
         for i, word in enumerate(words):
-            for phrase in _NAMING_ENDING.get(word, ()):
-                start = i - len(phrase) + 1
-                if start >= 0 and tuple(words[start : i + 1]) == phrase:
-                    found[i] = NAMED_MISTAKE_REACH
+            if _ends_a_phrase(words, i, _NAMING_ENDING):
+                found[i] = NAMED_MISTAKE_REACH
             opens_an_item = i > 0 and words[i - 1] in _LIST_MARKS
             if word in _NAMING_GERUNDS and i not in found and opens_an_item:
                 found[i] = 1
@@ -513,14 +523,13 @@ class Answer:
             return False
         for i in range(comma - 1, -1, -1):
             token = self.tokens[i]
-            before = self.tokens[i - 1].word if i > 0 else ""
-            if (token.word, before) == (")", "(") or (
+            previous = self.tokens[i - 1].word if i > 0 else ""
+            if (token.word, previous) == (")", "(") or (
                 token.word == "(" and self.tokens[i + 1].word == ")"
             ):
                 continue  # an empty pair ends a name: "LLM.int8()"
             if token.clause_end:
                 return False
-            previous = self.tokens[i - 1].word if i > 0 else ""
             if token.word == "unlike" or (previous, token.word) in _CONTRASTS:
                 return True
         return False
