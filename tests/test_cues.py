@@ -230,6 +230,22 @@ def test_a_denial_reaches_over_two_words_of_the_cues_noun_phrase_not_three():
     assert finds("queueing wait time delay is not included", "queueing") is True
 
 
+def test_a_denial_after_subjects_joined_by_and_denies_each_of_them():
+    text = "Queueing and prefill are not part of it."
+    assert (finds(text, "queueing"), finds(text, "prefill")) == (False, False)
+    assert finds("The queue wait and the prefill time aren't counted", "queue wait") is False
+    assert finds("Queueing, prefill and decode are not included", "queueing") is False
+
+
+def test_an_and_joins_subjects_only_at_the_clause_start_and_with_a_plural_verb():
+    # the second clause's subject is another's: throughput is raised, latency unaffected
+    assert finds("batching raises throughput and latency is not affected", "throughput") is True
+    # a singular verb: "and" joins two clauses, the first says nothing is denied
+    assert finds("Queueing and prefill is not included", "queueing") is True
+    # past the reach of a joined subject
+    assert finds("queueing and the long prefill pass over the prompt are not counted", "queueing") is True
+
+
 def test_no_doubt_at_the_end_of_an_answer_denies_nothing():
     assert finds("prefill is compute-bound, no doubt", "doubt") is True
 

@@ -180,6 +180,11 @@ _DIRECTIONS = (
 # "queueing time is not included", "the queue wait time isn't counted"; not a word that
 # starts another clause ("TTFT drops as decode is not affected")
 DENIAL_REACH = 2
+# ... and over the subjects joined to it by "and" or commas, where the cue opens its
+# clause and the verb is plural: "queueing and prefill are not part of it" denies both; "batching raises
+# throughput and latency is not affected" denies nothing of throughput
+COORDINATED_REACH = 5
+_PLURAL_AUXILIARIES = frozenset("are were do have".split())
 _NOT_IN_NOUN_PHRASE = _PRONOUNS | frozenset(
     "since as when if which who whose where until unless once after before then than for "
     "of in on at by to with from not".split()
@@ -553,9 +558,13 @@ class Answer:
                 between += 1
         # "queueing is not included", "TTFT doesn't change", "TTFT is not really affected",
         # and past the rest of the cue's noun phrase: "queueing time is not included"
-        after = [t for t in self.tokens[end + 1 : end + 9] if t.word not in _FILLERS]
-        for skip in range(DENIAL_REACH + 1):
+        after = [t for t in self.tokens[end + 1 : end + 12] if t.word not in _FILLERS]
+        joined = False  # past an "and" or a comma that joins another subject to the cue's
+        for skip in range(COORDINATED_REACH + 1):
             words = [t.word for t in after[skip : skip + 3]]
+            if joined and words[:1] and words[0] in _AUXILIARIES:
+                if words[0] not in _PLURAL_AUXILIARIES:
+                    return False
             if len(words) >= 2 and words[0] in _AUXILIARIES and (
                 words[1] in _LEFT_OUT or tuple(words[1:3]) == ("left", "out")
                 or words[1] in _DENIED_AFTER
@@ -564,9 +573,22 @@ class Answer:
                 return True
             if len(words) >= 2 and words[0] in _PLAYS and words[1] == "no":
                 return True  # "batch size plays no role"
-            if skip >= len(after) or not _noun_phrase_word(after[skip]):
+            if skip >= len(after):
+                return False
+            if after[skip].word in ("and", ",") and self._opens_a_clause(start):
+                joined = True
+            elif not _noun_phrase_word(after[skip]) or (skip >= DENIAL_REACH and not joined):
                 return False
         return False
+
+    def _opens_a_clause(self, start: int) -> bool:
+        """Whether tokens[start] is the first word of its clause (fillers aside)."""
+        for i in range(start - 1, -1, -1):
+            if self.tokens[i].clause_end:
+                return True
+            if self.tokens[i].word not in _FILLERS:
+                return False
+        return True
 
     def first_stems(self) -> Iterable[str]:
         """Every stem a cue's form may start with here, each once."""
