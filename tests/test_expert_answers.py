@@ -46,8 +46,8 @@ def test_the_graders_suggestions_against_the_experts_ratings(graded):
     """expert rating -> suggestion (None: the grader abstains), as counts."""
     confusion = Counter((r["rating"], r["suggested"]) for r in graded)
     assert dict(confusion) == {
-        (1, 1): 21, (1, 2): 8, (1, None): 57,
-        (2, 1): 2, (2, 2): 14, (2, 3): 6, (2, None): 22,
+        (1, 1): 23, (1, 2): 8, (1, None): 55,
+        (2, 1): 2, (2, 2): 15, (2, 3): 6, (2, None): 21,
         (3, 2): 16, (3, 3): 61, (3, None): 8,
     }  # fmt: skip
 
@@ -79,7 +79,8 @@ def test_guard_rails_on_the_held_out_set():
     while tuning would stop it being held out): only guard rails, at the figures it gave
     when it was first measured against this grader (agreement 72.5 % of 138 rated,
     abstaining on 37.3 %, two wrong answers suggested Good), raised to those it gives now
-    (77.8 % of 144 rated, abstaining on 34.5 %, one wrong answer suggested Good).
+    (82.3 % of 147 rated, abstaining on 33.2 %, one wrong answer suggested Good, after a
+    third round of tuning answers).
     benchmarks/concept_agreement.py --set heldout prints its figures."""
     from concept_agreement import SETS, figures
     from concept_agreement import graded as grade_the_set
@@ -88,8 +89,8 @@ def test_guard_rails_on_the_held_out_set():
     found = figures(rows)
     assert found["right_suggested_again"] == 0
     assert sum(1 for r in rows if r["rating"] == 1 and r["suggested"] == 3) <= 1
-    assert found["agreement"] >= 0.77
-    assert found["abstain"] <= 0.35
+    assert found["agreement"] >= 0.82
+    assert found["abstain"] <= 0.34
 
 
 THIRD = yaml.safe_load(
@@ -119,7 +120,8 @@ def test_guard_rails_on_the_third_set():
     every list left to the user, as the issue asks, and the cues tuned against the tuning
     set in two rounds, it gives agreement 85.4 % of 144 rated, no wrong answer suggested
     Good, no right one suggested Again, and abstains on 34.5 % (its 44 keyword lists, a
-    fifth of it, are lists). It is not pinned answer by answer; these are guard rails at
+    fifth of it, are lists); after a third round of tuning answers, 87.1 % of 147 rated,
+    abstaining on 33.2 %. It is not pinned answer by answer; these are guard rails at
     those figures."""
     from concept_agreement import SETS, figures
     from concept_agreement import graded as grade_the_set
@@ -128,7 +130,7 @@ def test_guard_rails_on_the_third_set():
     found = figures(rows)
     assert found["right_suggested_again"] == 0
     assert sum(1 for r in rows if r["rating"] == 1 and r["suggested"] == 3) == 0
-    assert found["agreement"] >= 0.85
-    assert found["abstain"] <= 0.35
+    assert found["agreement"] >= 0.87
+    assert found["abstain"] <= 0.34
     lists = [r for r in rows if r["kind"] == "keywords"]
     assert sum(1 for r in lists if r["suggested"] is None) == 44
