@@ -236,7 +236,15 @@ def test_a_point_said_the_other_way_is_named_in_the_verdict():
         ("", (False, False), (), False, 1),  # nothing said
         ("a b c", (True, True), (), False, 3),
         ("a b c", (True, False), (), False, 2),  # half
-        ("a b c", (True, False, False), (), False, None),  # under half: cannot tell
+        ("a b c", (True, False, False), (), False, None),  # under half, short: cannot tell
+        # an answer of 25 words or more: under half is right as far as it goes, and no
+        # point at all is Again, as the checklist rates those ticks; 24 words is short
+        (" ".join(["word"] * 25), (True, False, False), (), False, 2),
+        (" ".join(["word"] * 25), (False, False, False), (), False, 1),
+        (" ".join(["word"] * 24), (False, False, False), (), False, None),
+        (" ".join(["word"] * 24), (True, False, False), (), False, None),
+        (" ".join(["word"] * 24), (True, True, False), (), False, 2),  # half: any length
+        (", ".join(["a b"] * 13), (False, False, False), (), False, None),  # a long list
         ("a b c", (True, True, False, False), (), False, 2),
         ("a b c", (True, True, True), ("wrong",), False, 1),
         ("a b c", (True, True, True), ("wrong",), True, None),  # found and contradicted
@@ -336,3 +344,21 @@ def test_key_points_in_one_line_never_read_full_stop_semicolon():
     )
     assert points_text(["One point."]) == "One point."
     assert points_text([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("ticks", "rating"),
+    [
+        ((False, False, False), 1),
+        ((True, False, False), 2),  # one of three: right as far as it goes
+        ((False, True, False, False), 2),
+        ((True, True, False), 2),
+        ((True, True, True), 3),
+        ((True,), 3),
+        ((False,), 1),
+    ],
+)
+def test_the_checklist_rates_its_ticks(ticks, rating):
+    from drill.kinds.concept import rating_from_ticks
+
+    assert rating_from_ticks(ticks) == rating

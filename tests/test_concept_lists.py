@@ -124,3 +124,12 @@ def test_a_chain_of_terms_is_a_list_not_a_sentence():
         "TTFT ⟶ queueing ⟶ prefix reuse",
     ):
         assert grade(PREFIX, text).rating is None
+
+
+def test_a_sign_between_terms_says_something_of_them_and_an_arrow_parts_a_list():
+    from drill.kinds.concept import fragment_parts
+
+    assert fragment_parts("K, V each [B, H_kv, S, D] per layer; H_kv = KV heads") == 0
+    assert fragment_parts("waste = 1 - live/reserved; bytes/token factor cancels; done") == 0
+    assert fragment_parts("decode -> memory bound -> batch it") == 3
+    assert fragment_parts("decode => memory bound => batch it") == 3

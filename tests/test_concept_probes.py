@@ -548,3 +548,26 @@ def deck():
 @pytest.mark.parametrize(("question", "answer", "rating"), PROBES)
 def test_the_suggested_rating(deck, question, answer, rating):
     assert grade(make_instance(deck.get(question), 1), answer).rating == rating
+
+
+def test_the_review_probes_right_answers_are_never_again_and_the_reading_is_pinned(deck):
+    """tests/data/concept_review_probes.yaml: what each probe is -> the suggestion (None:
+    the grader leaves it to the user), as counts. No right answer is suggested Again; the
+    few Good suggestions for a wrong or partial answer are known misses of the cues."""
+    from collections import Counter
+    from pathlib import Path
+
+    import yaml
+
+    path = Path(__file__).parent / "data" / "concept_review_probes.yaml"
+    probes = yaml.safe_load(path.read_text(encoding="utf-8"))["probes"]
+    assert len(probes) == 366
+    found = Counter()
+    for probe in probes:
+        rating = grade(make_instance(deck.get(probe["question"]), 0), probe["answer"]).rating
+        found[probe["expect"], None if rating is None else min(int(rating), 3)] += 1
+    assert dict(found) == {
+        ("right", 3): 242, ("right", 2): 17, ("right", None): 24,
+        ("partial", 1): 3, ("partial", 2): 14, ("partial", 3): 2, ("partial", None): 2,
+        ("wrong", 1): 52, ("wrong", 2): 3, ("wrong", 3): 1, ("wrong", None): 6,
+    }  # fmt: skip

@@ -104,6 +104,10 @@ def test_an_acronyms_plural_is_the_acronym_however_it_is_typed():
         ("it is wrong to think decode is compute bound", "decode is compute bound", False),
         ("Mistakes: thinking decode is compute bound", "decode is compute bound", False),
         ("- assuming recomputing is cheaper", "recomputing is cheaper", False),
+        # a belief others hold: set up to be corrected
+        ("People often think batching only affects throughput", "batching only affects", False),
+        ("Some assume a higher budget raises TTFT", "higher budget raises ttft", False),
+        ("many candidates believe decode is compute bound", "decode is compute bound", False),
         # ... up to the answer's own reason, and not a premise at a sentence's start
         ("It is a mistake to think decode is memory bound since decode is compute bound",
          "decode is compute bound", True),
@@ -117,6 +121,7 @@ def test_an_acronyms_plural_is_the_acronym_however_it_is_typed():
         ("thinking about it, decode is compute bound", "decode is compute bound", True),
         ("the weights are the hard part", "weights are the hard part", True),
         ("I think decode is compute bound", "decode is compute bound", True),
+        ("some claims: decode is compute bound", "decode is compute bound", True),
     ],
 )  # fmt: skip
 def test_a_mistake_named_is_not_a_wrong_claim_made(answer, cue, read):
@@ -142,6 +147,8 @@ def test_a_point_named_in_a_mistake_is_still_read():
         ("Unlike LLM.int8(), which keeps the outlier channels in FP16, SmoothQuant scales",
          "keeps outlier channels in fp16", False),
         ("rather than TP, which splits the heads, we use PP", "splits the heads", False),
+        ("Unlike a contiguous allocator, where the pool becomes fragmented, paging wastes "
+         "little", "pool becomes fragmented", False),
         # a "which" clause with no contrast before it, or after a sentence's end, is said
         ("TP splits the attention heads, which needs all-reduces", "needs all reduces", True),
         ("Unlike X. Decode, which is slow, streams", "is slow", True),
@@ -244,6 +251,26 @@ def test_an_and_joins_subjects_only_at_the_clause_start_and_with_a_plural_verb()
     assert finds("Queueing and prefill is not included", "queueing") is True
     # past the reach of a joined subject
     assert finds("queueing and the long prefill pass over the prompt are not counted", "queueing") is True
+
+
+def test_not_just_or_not_only_denies_what_it_names_unless_something_is_added_to_it():
+    assert finds("You can't just add the p99s", "add the p99s") is False
+    assert finds("not only the first token is sent, the whole cache moves", "first token") is False
+    assert finds("not only prefill but also decode", "prefill") is True
+    assert finds("not just prefill, decode too", "prefill") is True
+    assert finds("not just prefill; decode as well", "prefill") is False  # another sentence
+
+
+def test_a_fix_or_solve_denied_after_the_cue_denies_it():
+    assert finds("a fixed seed won't fix it", "fixed seed") is False
+    assert finds("paging does not solve it", "paging") is False
+    assert finds("paging solves it", "paging") is True
+
+
+def test_nowhere_near_denies_what_follows():
+    assert finds("decode is nowhere near peak FLOPs", "near peak flops") is False
+    assert finds("decode is nowhere near peak FLOPs", "peak flops") is False
+    assert finds("prefill runs near peak FLOPs", "near peak flops") is True
 
 
 def test_no_doubt_at_the_end_of_an_answer_denies_nothing():

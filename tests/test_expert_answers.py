@@ -46,9 +46,9 @@ def test_the_graders_suggestions_against_the_experts_ratings(graded):
     """expert rating -> suggestion (None: the grader abstains), as counts."""
     confusion = Counter((r["rating"], r["suggested"]) for r in graded)
     assert dict(confusion) == {
-        (1, 1): 23, (1, 2): 8, (1, None): 55,
-        (2, 1): 2, (2, 2): 15, (2, 3): 6, (2, None): 21,
-        (3, 2): 16, (3, 3): 61, (3, None): 8,
+        (1, 1): 28, (1, 2): 15, (1, None): 43,
+        (2, 1): 6, (2, 2): 28, (2, 3): 6, (2, None): 4,
+        (3, 2): 17, (3, 3): 62, (3, None): 6,
     }  # fmt: skip
 
 
@@ -80,7 +80,9 @@ def test_guard_rails_on_the_held_out_set():
     when it was first measured against this grader (agreement 72.5 % of 138 rated,
     abstaining on 37.3 %, two wrong answers suggested Good), raised to those it gives now
     (81.4 % of 145 rated, abstaining on 34.1 %, one wrong answer suggested Good, after a
-    third round of tuning answers and a review of its cues).
+    third round of tuning answers and a review of its cues), then to those it gives with
+    fewer than half the points read rated Hard, and none read in 25 words or more rated
+    Again (81.4 % of 167 rated, abstaining on 24.1 %, one wrong answer suggested Good).
     benchmarks/concept_agreement.py --set heldout prints its figures."""
     from concept_agreement import SETS, figures
     from concept_agreement import graded as grade_the_set
@@ -90,7 +92,7 @@ def test_guard_rails_on_the_held_out_set():
     assert found["right_suggested_again"] == 0
     assert sum(1 for r in rows if r["rating"] == 1 and r["suggested"] == 3) <= 1
     assert found["agreement"] >= 0.81
-    assert found["abstain"] <= 0.35
+    assert found["abstain"] <= 0.25
 
 
 THIRD = yaml.safe_load(
@@ -121,8 +123,10 @@ def test_guard_rails_on_the_third_set():
     set in two rounds, it gives agreement 85.4 % of 144 rated, no wrong answer suggested
     Good, no right one suggested Again, and abstains on 34.5 % (its 44 keyword lists, a
     fifth of it, are lists); after a third round of tuning answers, 87.1 % of 147 rated,
-    abstaining on 33.2 %. It is not pinned answer by answer; these are guard rails at
-    those figures."""
+    abstaining on 33.2 %; with fewer than half the points read rated Hard, and none read
+    in 25 words or more rated Again, 83.3 % of 168 rated, abstaining on 23.6 %, which meets
+    every target. It is not pinned answer by answer; these are guard rails at those
+    figures."""
     from concept_agreement import SETS, figures
     from concept_agreement import graded as grade_the_set
 
@@ -130,7 +134,7 @@ def test_guard_rails_on_the_third_set():
     found = figures(rows)
     assert found["right_suggested_again"] == 0
     assert sum(1 for r in rows if r["rating"] == 1 and r["suggested"] == 3) == 0
-    assert found["agreement"] >= 0.87
-    assert found["abstain"] <= 0.34
+    assert found["agreement"] >= 0.83
+    assert found["abstain"] <= 0.24
     lists = [r for r in rows if r["kind"] == "keywords"]
     assert sum(1 for r in lists if r["suggested"] is None) == 44

@@ -6,17 +6,21 @@ contrast; wrong claims, and a point said the other way, mark their point missed)
 suggests a rating only where its reading is sure enough:
 
 - Good when every point is found and nothing contradicts it;
-- Hard when at least half the points are found and nothing is contradicted;
+- Hard when some of the points are found and nothing is contradicted: right as far as it
+  goes, as the checklist rates such ticks (rating_from_ticks); where fewer than half are
+  found, only in an answer of SAID_ENOUGH_WORDS words or more;
 - Again when the text, a sentence or a list, makes a wrong claim (and says nothing that
   point needs), or is empty; also where a point is found and contradicted at once, if the
   wrong claims are at least as many as the points found, the contradicted ones among
-  them (the answer is more wrong than right);
-- no suggestion, the user rates, when the reading is uncertain: fewer than half the
-  points found and nothing wrong (a right answer in other words reads so too), a list
-  of fragments with no sentence and no wrong claim (terms named with nothing claimed
-  about them, or a terse answer in note form: words alone cannot tell them apart; the
-  verdict says what a list lacks), or a point found and contradicted at once in an
-  answer that finds more points than it gets wrong.
+  them (the answer is more wrong than right); and where an answer of SAID_ENOUGH_WORDS
+  words or more finds none of the points: it has room to say them, and none is said in
+  any phrasing the deck knows (the checklist, all unticked, rates it so too);
+- no suggestion, the user rates, when the reading is uncertain: a shorter answer that
+  finds fewer than half the points (terse wording the cues may miss), a list of
+  fragments with no sentence and no wrong claim (terms named with nothing claimed about
+  them, or a terse answer in note form: words alone cannot tell them apart; the verdict
+  says what a list lacks), or a point found and contradicted at once in an answer that
+  finds more points than it gets wrong.
 
 The verdict shows the model answer beside the key points as a numbered checklist
 ([x] covered, [!] contradicted) and names each wrong claim; the user's ticks and
@@ -186,6 +190,8 @@ _CLAIM_WORDS = frozenset(
     "drops falls rises shrinks increases decreases lowers raises makes avoids reuses "
     "because so since therefore".split()
 )
+# signs that say something of their terms, as a claim word does: "H_kv = KV heads"
+_CLAIM_SIGNS = ("=", "≈", "≠", "<", ">")
 # where a list parts: commas and semicolons (full-width ones too), line breaks, bullets,
 # bars, arrows, a full stop, or a slash or dash between spaces ("holes. beam search.
 # paging."); not a slash inside a word or unit ("K/V", "GB/s"), a decimal point, nor a
@@ -194,6 +200,8 @@ _PARTS = re.compile(r"[,;，、；\n\r\u2028•|→⇒➡⟶]+|->|=>|(?<=\S)\.(?
 # a bullet at a line's start: "- tiling", "* SRAM", "• HBM"
 _BULLET = re.compile(r"(?m)^[ \t]*[-–—*•][ \t]+")
 FRAGMENT_WORDS = 5  # a list's parts are at most this long
+# an answer this long that finds no key point is suggested Again; a shorter one, nothing
+SAID_ENOUGH_WORDS = 25
 
 
 LIST_NOTE = (
@@ -212,7 +220,9 @@ def fragment_parts(text: str) -> int:
     if len(parts) < 3 or any(len(words) > FRAGMENT_WORDS for words in parts):
         return 0
     words = {w.strip(".:!?()").casefold() for part in parts for w in part}
-    return 0 if words & _CLAIM_WORDS else len(parts)
+    # a sign between terms says something of them ("H_kv = KV heads"); an arrow parts
+    equates = any(sign in word for word in words for sign in _CLAIM_SIGNS)
+    return 0 if equates or words & _CLAIM_WORDS else len(parts)
 
 
 def suggestion(
@@ -232,16 +242,16 @@ def suggestion(
         return None
     if claims:
         return AGAIN
-    if got == count:
-        return GOOD
-    return HARD if 2 * got >= count else None
+    if 2 * got < count and len(text.split()) < SAID_ENOUGH_WORDS:
+        return None  # too short to tell a terse right answer from one that misses
+    return rating_from_ticks(covered)
 
 
 def rating_from_ticks(ticks: Sequence[bool]) -> int:
-    """The rating a checklist suggests: Good when every point is ticked, Again when none is
-    (or only one of several), Hard in between."""
+    """The rating a checklist suggests: Good when every point is ticked, Again when none is,
+    Hard in between (right as far as it goes)."""
     got, count = sum(1 for tick in ticks if tick), len(ticks)
-    if got == 0 or (got == 1 and count > 1):
+    if got == 0:
         return AGAIN
     return GOOD if got == count else HARD
 

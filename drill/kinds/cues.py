@@ -99,11 +99,15 @@ GAP_REACH = 6
 GAP = "..."
 
 _VERB_NEGATORS = frozenset({"not", "never", "nor", "neither"})
-_NOUN_NEGATORS = frozenset({"no", "without", "unlike"})
+_NOUN_NEGATORS = frozenset({"no", "without", "unlike", "nowhere"})
 # two-word contrasts, negating what follows them
 _CONTRASTS = frozenset({("rather", "than"), ("instead", "of"), ("opposed", "to")})
 # "not only X but also Y", "no matter how large": nothing is denied
 _NOT_NEGATING_NEXT = frozenset({"only", "just", "matter", "doubt", "less"})
+# ... though "not only" and "not just" deny what they name unless a "but" or "also" adds
+# to it in their sentence: "you can't just add the p99s"
+_LIMITING = frozenset({"only", "just"})
+_ADDING = frozenset({"but", "also", "too"})
 # words that open a clause of their own inside a sentence ("it is not because of X that Y")
 _RELATIVES = frozenset({"that", "which", "who"})
 # "No it doesn't", "No, this only helps decode": an answer's no, not a determiner
@@ -122,7 +126,7 @@ _DENIED_ROLES = frozenset(
     "included include includes counted count counts part involved relevant affected affect "
     "affects changed change changes improved improve improves faster slower reduced reduce "
     "reduces lowered lower lowers helped help helps matter matters apply applies considered "
-    "measured shrink shrinks drop drops benefit benefits".split()
+    "measured shrink shrinks drop drops benefit benefits fix fixes solve solves".split()
 )
 # "queueing is excluded", "queue time is left out": a denial without a "not"
 _LEFT_OUT = frozenset("excluded omitted ignored".split())
@@ -151,6 +155,11 @@ _NAMING_GERUNDS = frozenset("thinking assuming believing treating expecting".spl
 # a bullet; not at a sentence's start or after a comma ("Assuming decode is compute-bound,
 # buy FLOPs" makes the claim as a premise)
 _LIST_MARKS = frozenset([")", ":", ";", "−"])
+# a belief others hold names it, as a mistake an answer sets up: "people often think X",
+# "some assume X", "many candidates believe X", "people say X" (the verb within two words
+# of its subject)
+_BELIEVING = frozenset("think thinks believe believes assume assumes claim say".split())
+_OTHERS = frozenset("people some many others folks candidates".split())
 # words that end what a named mistake reaches: "it is a mistake to think X since Y"
 _NAMING_ENDS = frozenset("since as when if whereas then".split())
 # the phrases by their last word, so that a word is compared only with those it can end
@@ -469,7 +478,9 @@ class Answer:
         found = {}
         for i, word in enumerate(words):
             following = words[i + 1] if i + 1 < len(words) else ""
-            if following in _NOT_NEGATING_NEXT:
+            if following in _NOT_NEGATING_NEXT and not (
+                following in _LIMITING and word in _VERB_NEGATORS and not self._adds_to(i)
+            ):
                 continue
             if word in _VERB_NEGATORS:
                 found[i] = NEGATION_REACH
@@ -480,6 +491,19 @@ class Answer:
             if _ends_a_phrase(words, i, _DENYING_ENDING):  # "regardless of", "nothing to do with"
                 found[i] = NOUN_NEGATION_REACH
         return found
+
+    def _adds_to(self, i: int) -> bool:
+        """Whether the "not only" or "not just" at tokens[i] adds to what it names: a "but",
+        "also", "too" or "as well" follows in its sentence ("not only prefill but also
+        decode"); else it denies it ("you can't just add the p99s")."""
+        previous = ""
+        for token in self.tokens[i + 2 :]:
+            if token.word in _SENTENCE_ENDS:
+                return False
+            if token.word in _ADDING or (token.word == "well" and previous == "as"):
+                return True
+            previous = token.word
+        return False
 
     def _naming_reaches(self) -> dict[int, int]:
         """Position -> reach of every phrase that names a mistake rather than making it
@@ -492,6 +516,8 @@ class Answer:
             opens_an_item = i > 0 and words[i - 1] in _LIST_MARKS
             if word in _NAMING_GERUNDS and i not in found and opens_an_item:
                 found[i] = 1
+            if word in _BELIEVING and any(w in _OTHERS for w in words[max(0, i - 2) : i]):
+                found[i] = NAMED_MISTAKE_REACH  # "people often think X", "some assume X"
         return found
 
     def names_a_mistake(self, start: int) -> bool:
@@ -519,12 +545,12 @@ class Answer:
         return following == "of" and i > 0 and self.tokens[i - 1].word in _VERB_NEGATORS
 
     def _describes_the_contrasted(self, comma: int) -> bool:
-        """Whether the clause after tokens[comma] is a "which" or "who" clause about what
-        the clause before it sets aside ("unlike static batching, which waits for a full
-        batch, ..."; "rather than TP, which splits the heads, ..."): it says nothing of the
-        answer's own subject."""
+        """Whether the clause after tokens[comma] is a "which", "who" or "where" clause
+        about what the clause before it sets aside ("unlike static batching, which waits
+        for a full batch, ..."; "rather than TP, which splits the heads, ..."): it says
+        nothing of the answer's own subject."""
         following = self.tokens[comma + 1].word if comma + 1 < len(self.tokens) else ""
-        if self.tokens[comma].word != "," or following not in ("which", "who"):
+        if self.tokens[comma].word != "," or following not in ("which", "who", "where"):
             return False
         for i in range(comma - 1, -1, -1):
             token = self.tokens[i]
