@@ -108,6 +108,11 @@ def test_an_acronyms_plural_is_the_acronym_however_it_is_typed():
         ("People often think batching only affects throughput", "batching only affects", False),
         ("Some assume a higher budget raises TTFT", "higher budget raises ttft", False),
         ("many candidates believe decode is compute bound", "decode is compute bound", False),
+        ("If you think the KV cache hardly matters, size it", "kv cache hardly matters", False),
+        # said to hold only under a condition that follows it
+        ("p99s compose only if the same requests are slow", "p99s compose", False),
+        ("it is a constant factor only for a one-token prompt", "constant factor", False),
+        ("it is a constant factor for a one-token prompt", "constant factor", True),
         # ... up to the answer's own reason, and not a premise at a sentence's start
         ("It is a mistake to think decode is memory bound since decode is compute bound",
          "decode is compute bound", True),
@@ -259,6 +264,12 @@ def test_not_just_or_not_only_denies_what_it_names_unless_something_is_added_to_
     assert finds("not only prefill but also decode", "prefill") is True
     assert finds("not just prefill, decode too", "prefill") is True
     assert finds("not just prefill; decode as well", "prefill") is False  # another sentence
+
+
+def test_a_reason_denied_with_not_because_is_not_given():
+    assert finds("It is slow not because the queue grows", "queue grows") is False
+    assert finds("It is slow not because of the queue", "queue") is False
+    assert finds("It is not, because the queue grows", "queue grows") is True
 
 
 def test_a_fix_or_solve_denied_after_the_cue_denies_it():

@@ -159,7 +159,7 @@ _LIST_MARKS = frozenset([")", ":", ";", "−"])
 # "some assume X", "many candidates believe X", "people say X" (the verb within two words
 # of its subject)
 _BELIEVING = frozenset("think thinks believe believes assume assumes claim say".split())
-_OTHERS = frozenset("people some many others folks candidates".split())
+_OTHERS = frozenset("people some many others folks candidates you".split())
 # words that end what a named mistake reaches: "it is a mistake to think X since Y"
 _NAMING_ENDS = frozenset("since as when if whereas then".split())
 # the phrases by their last word, so that a word is compared only with those it can end
@@ -538,11 +538,22 @@ class Answer:
                 between += 1
         return False
 
+    def only_under_a_condition(self, end: int) -> bool:
+        """Whether what ends at tokens[end] is said to hold only under a condition that
+        follows it: "p99s compose only if the same requests are slow", "a constant factor
+        only for a one-token prompt" (a wrong claim hedged so is not made)."""
+        following = [t.word for t in self.tokens[end + 1 : end + 3]]
+        return following[:1] == ["only"] and following[1:] in (["if"], ["when"], ["for"])
+
     def _denied_reason(self, i: int) -> bool:
-        """Whether the "because" at tokens[i] is "not because of": a reason named and
-        denied ("not because of their content"; not "they are not, because decode...")."""
+        """Whether the "because" at tokens[i] is "not because": a reason named and denied
+        ("not because of their content", "it is slow not because the queue grows"; not
+        "they are not, because decode...", nor an elliptical "they are not because
+        decode...", whose "not" denies the verb left out)."""
+        if i < 1 or self.tokens[i - 1].word not in _VERB_NEGATORS:
+            return False
         following = self.tokens[i + 1].word if i + 1 < len(self.tokens) else ""
-        return following == "of" and i > 0 and self.tokens[i - 1].word in _VERB_NEGATORS
+        return following == "of" or (i > 1 and self.tokens[i - 2].word not in _AUXILIARIES)
 
     def _describes_the_contrasted(self, comma: int) -> bool:
         """Whether the clause after tokens[comma] is a "which", "who" or "where" clause
@@ -774,11 +785,15 @@ def coverage(
             if spans:
                 spans_of[k] = spans
     # a wrong claim is read only where the answer makes it, not where it names it as a
-    # mistake ("a common mistake is to think X"); a point's words count there as before
+    # mistake ("a common mistake is to think X") or says it holds only under a condition
+    # ("X only if Y"); a point's words count there as before
     said = {
         k: kept
         for k, spans in spans_of.items()
-        if (kept := [span for span in spans if not answer.names_a_mistake(span[0])])
+        if (kept := [
+            span for span in spans
+            if not answer.names_a_mistake(span[0]) and not answer.only_under_a_condition(span[1])
+        ])
     }
     claims: list[str | None] = [None] * len(key_points)
     # the clauses where each point's wrong claim was read: a cue of the point there is
