@@ -29,8 +29,9 @@ grader and both other sets, and first measured at the commit that added it, afte
 grader's rules were last changed; the cues changed after that only against the tuning
 set. It is the honest measure of how the grader does on answers nobody tuned it for.
 
-The tuning set, tests/data/concept_dev_answers.yaml (four answers to every concept
-question, rated from the questions alone before the cues were read), is what the cues are
+The tuning set, tests/data/concept_dev_answers.yaml (1,224 answers to the concept
+questions in four rounds, each written and rated from the questions alone before the cues
+were read, then measured once before the cues were tuned against it), is what the cues are
 tuned against; it is measured only with `--set dev`, never in `--set all`.
 
 `--set heldout`, `--set third`, `--set both` (first and heldout) or `--set all` (the
