@@ -571,3 +571,22 @@ def test_the_review_probes_right_answers_are_never_again_and_the_reading_is_pinn
         ("partial", 1): 3, ("partial", 2): 15, ("partial", None): 3,
         ("wrong", 1): 54, ("wrong", 2): 3, ("wrong", None): 5,
     }  # fmt: skip
+
+
+def test_right_answers_in_plain_words_are_never_again(deck):
+    """tests/data/concept_plain_right_answers.yaml: 136 right answers in plain words, written
+    blind to the cues; the suggestions, as counts. Where the cues miss a point, a right
+    answer gets Hard (or no suggestion), never Again."""
+    from collections import Counter
+    from pathlib import Path
+
+    import yaml
+
+    path = Path(__file__).parent / "data" / "concept_plain_right_answers.yaml"
+    answers = yaml.safe_load(path.read_text(encoding="utf-8"))["answers"]
+    assert len(answers) == 136 and len({a["question"] for a in answers}) == 68
+    found = Counter()
+    for entry in answers:
+        rating = grade(make_instance(deck.get(entry["question"]), 0), entry["answer"]).rating
+        found[None if rating is None else min(int(rating), 3)] += 1
+    assert dict(found) == {3: 112, 2: 21, None: 3}
