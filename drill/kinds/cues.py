@@ -190,8 +190,8 @@ _DIRECTIONS = (
 # starts another clause ("TTFT drops as decode is not affected")
 DENIAL_REACH = 2
 # ... and over the subjects joined to it by "and" or commas, where the cue opens its
-# clause and the verb is plural: "queueing and prefill are not part of it" denies both; "batching raises
-# throughput and latency is not affected" denies nothing of throughput
+# clause and the verb is plural: "queueing and prefill are not part of it" denies both;
+# "batching raises throughput and latency is not affected" denies nothing of throughput
 COORDINATED_REACH = 5
 _PLURAL_AUXILIARIES = frozenset("are were do have".split())
 _NOT_IN_NOUN_PHRASE = _PRONOUNS | frozenset(
@@ -475,11 +475,12 @@ class Answer:
     def _negator_reaches(self) -> dict[int, int]:
         """Position -> reach of every word that negates what follows it."""
         words = [t.word for t in self.tokens]
+        added_later = self._added_later()
         found = {}
         for i, word in enumerate(words):
             following = words[i + 1] if i + 1 < len(words) else ""
             if following in _NOT_NEGATING_NEXT and not (
-                following in _LIMITING and word in _VERB_NEGATORS and not self._adds_to(i)
+                following in _LIMITING and word in _VERB_NEGATORS and not added_later[i + 1]
             ):
                 continue
             if word in _VERB_NEGATORS:
@@ -492,18 +493,21 @@ class Answer:
                 found[i] = NOUN_NEGATION_REACH
         return found
 
-    def _adds_to(self, i: int) -> bool:
-        """Whether the "not only" or "not just" at tokens[i] adds to what it names: a "but",
-        "also", "too" or "as well" follows in its sentence ("not only prefill but also
-        decode"); else it denies it ("you can't just add the p99s")."""
-        previous = ""
-        for token in self.tokens[i + 2 :]:
-            if token.word in _SENTENCE_ENDS:
-                return False
-            if token.word in _ADDING or (token.word == "well" and previous == "as"):
-                return True
-            previous = token.word
-        return False
+    def _added_later(self) -> list[bool]:
+        """For each position, whether a "but", "also", "too" or "as well" follows it in its
+        sentence: a "not only" or "not just" there adds to what it names ("not only
+        prefill but also decode"); else it denies it ("you can't just add the p99s").
+        One pass from the end, so a text of many such phrases is read in linear time."""
+        words = [t.word for t in self.tokens]
+        later = [False] * len(words)
+        adds = False
+        for i in range(len(words) - 1, -1, -1):
+            later[i] = adds
+            if words[i] in _SENTENCE_ENDS:
+                adds = False
+            elif words[i] in _ADDING or (words[i] == "well" and i > 0 and words[i - 1] == "as"):
+                adds = True
+        return later
 
     def _naming_reaches(self) -> dict[int, int]:
         """Position -> reach of every phrase that names a mistake rather than making it
