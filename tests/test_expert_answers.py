@@ -48,7 +48,7 @@ def test_the_graders_suggestions_against_the_experts_ratings(graded):
     assert dict(confusion) == {
         (1, 1): 30, (1, 2): 13, (1, None): 43,
         (2, 1): 6, (2, 2): 28, (2, 3): 6, (2, None): 4,
-        (3, 2): 17, (3, 3): 62, (3, None): 6,
+        (3, 2): 18, (3, 3): 62, (3, None): 5,
     }  # fmt: skip
 
 
