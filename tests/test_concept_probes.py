@@ -2,6 +2,8 @@
 suggests: confidently wrong answers in the deck's own vocabulary suggested Again, right
 answers in other words suggested Good, terse ones read as claims rather than as lists."""
 
+from collections import Counter
+
 import pytest
 
 from drill.bank.loader import load_default_bank
@@ -550,44 +552,37 @@ def test_the_suggested_rating(deck, question, answer, rating):
     assert grade(make_instance(deck.get(question), 1), answer).rating == rating
 
 
-def test_the_review_probes_right_answers_are_never_again_and_the_reading_is_pinned(deck):
+def suggestions(name: str) -> list[dict]:
+    """The answers of tests/data/`name`, each with the suggestion the quiz makes for it
+    (benchmarks/concept_agreement.graded: None where the grader leaves it to the user)."""
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    sys.path.insert(0, str(here.parent / "benchmarks"))
+    from concept_agreement import graded
+
+    return graded(here / "data" / name)
+
+
+def test_the_review_probes_right_answers_are_never_again_and_the_reading_is_pinned():
     """tests/data/concept_review_probes.yaml: what each probe is -> the suggestion (None:
     the grader leaves it to the user), as counts. No right answer is suggested Again, and
     no wrong or partial one Good."""
-    from collections import Counter
-    from pathlib import Path
-
-    import yaml
-
-    path = Path(__file__).parent / "data" / "concept_review_probes.yaml"
-    probes = yaml.safe_load(path.read_text(encoding="utf-8"))["probes"]
+    probes = suggestions("concept_review_probes.yaml")
     assert len(probes) == 366
-    found = Counter()
-    for probe in probes:
-        rating = grade(make_instance(deck.get(probe["question"]), 0), probe["answer"]).rating
-        found[probe["expect"], None if rating is None else min(int(rating), 3)] += 1
-    assert dict(found) == {
+    assert dict(Counter((p["expect"], p["suggested"]) for p in probes)) == {
         ("right", 3): 259, ("right", 2): 13, ("right", None): 11,
         ("partial", 1): 3, ("partial", 2): 15, ("partial", None): 3,
         ("wrong", 1): 54, ("wrong", 2): 3, ("wrong", None): 5,
     }  # fmt: skip
 
 
-def test_right_answers_in_plain_words_are_never_again(deck):
+def test_right_answers_in_plain_words_are_never_again():
     """tests/data/concept_plain_right_answers.yaml: 136 right answers in plain words, written
     blind to the cues; the suggestions, as counts. Graded once before the cues were widened
     for them, they gave 112 Good, 21 Hard, 3 none and no Again; where the cues miss a point,
     a right answer gets Hard (or no suggestion), never Again."""
-    from collections import Counter
-    from pathlib import Path
-
-    import yaml
-
-    path = Path(__file__).parent / "data" / "concept_plain_right_answers.yaml"
-    answers = yaml.safe_load(path.read_text(encoding="utf-8"))["answers"]
+    answers = suggestions("concept_plain_right_answers.yaml")
     assert len(answers) == 136 and len({a["question"] for a in answers}) == 68
-    found = Counter()
-    for entry in answers:
-        rating = grade(make_instance(deck.get(entry["question"]), 0), entry["answer"]).rating
-        found[None if rating is None else min(int(rating), 3)] += 1
-    assert dict(found) == {3: 135, None: 1}
+    assert dict(Counter(a["suggested"] for a in answers)) == {3: 135, None: 1}
